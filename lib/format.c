@@ -1,0 +1,130 @@
+/* The format descriptors and their lookup by name. */
+#include <string.h>
+#include <strings.h>
+
+#include "fpkit-impl.h"
+
+#define FPKI_MASK(n) (((fpk_bits)1 << (n)) - 1)
+#define FPKI_EXP_MASK(e, m) (FPKI_MASK(e) << (m))
+/* Every encoding at or above the NaN rule's first non-finite one is special:
+ * IEEE reserves the all-ones exponent, FN only its all-ones mantissa. */
+#define FPKI_MAX_FINITE(e, m, sp) \
+    (((sp) == FPK_SPECIAL_IEEE ? FPKI_EXP_MASK(e, m) : (FPKI_EXP_MASK(e, m) | FPKI_MASK(m))) - 1)
+
+/* A descriptor with every derived field, as a constant initialiser. */
+#define FPKI_FORMAT(nm, al, e, m, b, sp)                                      \
+    {                                                                         \
+        .name = (nm), .aliases = (al), .exp_bits = (e), .man_bits = (m),      \
+        .bias = (b), .special = (sp), .width = 1 + (e) + (m),                 \
+        .emin = 1 - (b),                                                      \
+        .emax = (int)(FPKI_MAX_FINITE(e, m, sp) >> (m)) - (b),                \
+        .sign_mask = (fpk_bits)1 << ((e) + (m)),                              \
+        .exp_mask = FPKI_EXP_MASK(e, m), .man_mask = FPKI_MASK(m),            \
+        .max_finite = FPKI_MAX_FINITE(e, m, sp),                              \
+        .inf = (sp) == FPK_SPECIAL_IEEE ? FPKI_EXP_MASK(e, m) : 0,            \
+        .nan = (sp) == FPK_SPECIAL_IEEE                                       \
+                   ? FPKI_EXP_MASK(e, m) | ((fpk_bits)1 << ((m) > 0 ? (m) - 1 : 0))         \
+                   : FPKI_EXP_MASK(e, m) | FPKI_MASK(m),                      \
+    }
+
+const fpk_format fpk_fp64 = FPKI_FORMAT("fp64", "binary64,double,float64,f64", 11, 52, 1023, FPK_SPECIAL_IEEE);
+const fpk_format fpk_fp32 = FPKI_FORMAT("fp32", "binary32,single,float,float32,f32", 8, 23, 127, FPK_SPECIAL_IEEE);
+const fpk_format fpk_tf32 = FPKI_FORMAT("tf32", "tensorfloat32,tensorfloat-32", 8, 10, 127, FPK_SPECIAL_IEEE);
+const fpk_format fpk_fp16 = FPKI_FORMAT("fp16", "binary16,half,float16,f16", 5, 10, 15, FPK_SPECIAL_IEEE);
+const fpk_format fpk_bf16 = FPKI_FORMAT("bf16", "bfloat16,bfloat,brainfloat16", 8, 7, 127, FPK_SPECIAL_IEEE);
+const fpk_format fpk_e4m3 = FPKI_FORMAT("e4m3", "e4m3fn,fp8e4m3,fp8_e4m3,fp8e4m3fn,float8_e4m3fn,f8e4m3fn,f8e4m3", 4, 3, 7, FPK_SPECIAL_FN);
+const fpk_format fpk_e5m2 = FPKI_FORMAT("e5m2", "fp8e5m2,fp8_e5m2,float8_e5m2,f8e5m2", 5, 2, 15, FPK_SPECIAL_IEEE);
+
+const fpk_format *const fpk_formats[] = {
+    &fpk_fp64, &fpk_fp32, &fpk_tf32, &fpk_fp16, &fpk_bf16, &fpk_e4m3, &fpk_e5m2, NULL,
+};
+
+/* The IEEE-like eXmY family, X = 1..11, Y = 0..52, bias 2^(X-1)-1; eXm0
+ * has no room for both infinity and NaN and takes the FN rule. */
+#define FPKI_EXMY(x, y)                                                       \
+    FPKI_FORMAT("e" #x "m" #y, "", x, y, (1 << ((x) - 1)) - 1,               \
+                (y) == 0 ? FPK_SPECIAL_FN : FPK_SPECIAL_IEEE)
+#define FPKI_EXMY_ROW(x)                                                      \
+    {FPKI_EXMY(x, 0), FPKI_EXMY(x, 1), FPKI_EXMY(x, 2), FPKI_EXMY(x, 3),       \
+     FPKI_EXMY(x, 4), FPKI_EXMY(x, 5), FPKI_EXMY(x, 6), FPKI_EXMY(x, 7),       \
+     FPKI_EXMY(x, 8), FPKI_EXMY(x, 9), FPKI_EXMY(x, 10), FPKI_EXMY(x, 11),     \
+     FPKI_EXMY(x, 12), FPKI_EXMY(x, 13), FPKI_EXMY(x, 14), FPKI_EXMY(x, 15),   \
+     FPKI_EXMY(x, 16), FPKI_EXMY(x, 17), FPKI_EXMY(x, 18), FPKI_EXMY(x, 19),   \
+     FPKI_EXMY(x, 20), FPKI_EXMY(x, 21), FPKI_EXMY(x, 22), FPKI_EXMY(x, 23),   \
+     FPKI_EXMY(x, 24), FPKI_EXMY(x, 25), FPKI_EXMY(x, 26), FPKI_EXMY(x, 27),   \
+     FPKI_EXMY(x, 28), FPKI_EXMY(x, 29), FPKI_EXMY(x, 30), FPKI_EXMY(x, 31),   \
+     FPKI_EXMY(x, 32), FPKI_EXMY(x, 33), FPKI_EXMY(x, 34), FPKI_EXMY(x, 35),   \
+     FPKI_EXMY(x, 36), FPKI_EXMY(x, 37), FPKI_EXMY(x, 38), FPKI_EXMY(x, 39),   \
+     FPKI_EXMY(x, 40), FPKI_EXMY(x, 41), FPKI_EXMY(x, 42), FPKI_EXMY(x, 43),   \
+     FPKI_EXMY(x, 44), FPKI_EXMY(x, 45), FPKI_EXMY(x, 46), FPKI_EXMY(x, 47),   \
+     FPKI_EXMY(x, 48), FPKI_EXMY(x, 49), FPKI_EXMY(x, 50), FPKI_EXMY(x, 51),   \
+     FPKI_EXMY(x, 52)}
+
+#define FPKI_EXMY_MAX_X 11
+#define FPKI_EXMY_MAX_Y 52
+
+static const fpk_format exmy[FPKI_EXMY_MAX_X][FPKI_EXMY_MAX_Y + 1] = {
+    FPKI_EXMY_ROW(1), FPKI_EXMY_ROW(2), FPKI_EXMY_ROW(3), FPKI_EXMY_ROW(4),
+    FPKI_EXMY_ROW(5), FPKI_EXMY_ROW(6), FPKI_EXMY_ROW(7), FPKI_EXMY_ROW(8),
+    FPKI_EXMY_ROW(9), FPKI_EXMY_ROW(10), FPKI_EXMY_ROW(11),
+};
+
+/* Does NAME equal one entry of the comma-separated LIST, ignoring case? */
+static bool in_list(const char *name, const char *list)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncasecmp(p, name, n) == 0)
+            return true;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return false;
+}
+
+/* Reads 1 or 2 decimal digits without a leading zero; -1 if not that. */
+static int small_number(const char **s)
+{
+    const char *p = *s;
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+        return -1;
+    int v = *p++ - '0';
+    if (*p >= '0' && *p <= '9')
+        v = v * 10 + (*p++ - '0');
+    *s = p;
+    return v;
+}
+
+static const fpk_format *lookup_exmy(const char *name)
+{
+    const char *p = name;
+    if (*p != 'e' && *p != 'E')
+        return NULL;
+    p++;
+    int x = small_number(&p);
+    if (x < 1 || x > FPKI_EXMY_MAX_X || (*p != 'm' && *p != 'M'))
+        return NULL;
+    p++;
+    int y = small_number(&p);
+    if (y < 0 || y > FPKI_EXMY_MAX_Y || *p != '\0')
+        return NULL;
+    const fpk_format *f = &exmy[x - 1][y];
+    for (const fpk_format *const *b = fpk_formats; *b; b++)
+        if ((*b)->exp_bits == f->exp_bits && (*b)->man_bits == f->man_bits &&
+            (*b)->bias == f->bias && (*b)->special == f->special)
+            return *b;
+    return f;
+}
+
+const fpk_format *fpk_format_lookup(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (const fpk_format *const *f = fpk_formats; *f; f++)
+        if (strcasecmp(name, (*f)->name) == 0 || in_list(name, (*f)->aliases))
+            return *f;
+    return lookup_exmy(name);
+}

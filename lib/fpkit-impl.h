@@ -1,0 +1,48 @@
+/* Internals shared by the library's sources; not installed. */
+#ifndef FPKIT_IMPL_H
+#define FPKIT_IMPL_H
+
+#include "fpkit.h"
+
+/* A decoded operand.  For zero, subnormal and normal values the value is
+ * (-1)^sign * sig * 2^exp with sig an integer (0 for zero; the hidden bit
+ * included for normals); exp and sig are 0 for inf and NaN. */
+typedef struct fpki_unpacked {
+    fpk_class cls;
+    bool sign;
+    int32_t exp;
+    uint64_t sig;
+} fpki_unpacked;
+
+/* Decodes A; with ctx->daz a subnormal reads as a zero of the same sign. */
+fpki_unpacked fpki_unpack(const fpk_format *f, fpk_bits a, const fpk_ctx *c);
+
+/* The one rounding core.  Rounds the exact value
+ *     (-1)^sign * (hi * 2^64 + lo) * 2^exp,   hi:lo != 0,
+ * into F under every rule of ctx (mode, tininess, ftz, saturate, the format's
+ * special values) and ORs the flags into ctx->flags.  Bits of the exact value
+ * below lo must be folded into lo's lowest bit (a sticky bit): the core needs
+ * only that they are nonzero.  Callers handle exact zeros themselves. */
+fpk_bits fpki_round_pack(const fpk_format *f, bool sign, int64_t exp,
+                         uint64_t hi, uint64_t lo, fpk_ctx *c);
+
+/* The result "+-infinity" in F: +-max finite under saturate, the canonical
+ * NaN where F has no infinity, otherwise +-inf.  Raises nothing. */
+fpk_bits fpki_inf(const fpk_format *f, bool sign, const fpk_ctx *c);
+
+/* The canonical NaN; raises invalid if SIGNALING. */
+fpk_bits fpki_nan(const fpk_format *f, bool signaling, fpk_ctx *c);
+
+/* +-0 in F. */
+static inline fpk_bits fpki_zero(const fpk_format *f, bool sign)
+{
+    return sign ? f->sign_mask : 0;
+}
+
+/* Number of leading zero bits; 64 for 0. */
+static inline int fpki_clz64(uint64_t x)
+{
+    return x ? __builtin_clzll(x) : 64;
+}
+
+#endif

@@ -1,0 +1,213 @@
+/* fpkit: low-precision floating-point formats, emulated bit-exactly.
+ *
+ * Every format is one descriptor (struct fpk_format); every operation takes
+ * its rounding mode and options from an explicit context (fpk_ctx) and ORs the
+ * IEEE 754-2019 exception flags it raises into ctx->flags.  Encodings are
+ * right-aligned in a uint64_t.  The library uses integer arithmetic only:
+ * results never depend on the host FPU, its rounding mode or its flags. */
+#ifndef FPKIT_H
+#define FPKIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t fpk_bits; /* an encoding, right-aligned */
+
+/* How the all-ones exponent field is used. */
+typedef enum fpk_special {
+    FPK_SPECIAL_IEEE, /* mantissa 0: infinity; otherwise NaN (top bit set: quiet) */
+    FPK_SPECIAL_FN,   /* no infinity; only all-ones exponent and mantissa is NaN
+                         (OCP OFP8 E4M3, "finite") */
+} fpk_special;
+
+/* A format.  The first six fields define it; the rest are derived from them
+ * once, at compile time, and are what the library uses. */
+typedef struct fpk_format {
+    const char *name;        /* canonical name: "fp16" */
+    const char *aliases;     /* other names, comma-separated, "" if none */
+    int exp_bits, man_bits;  /* field widths; 1 <= exp_bits <= 11, man_bits <= 52 */
+    int bias;
+    fpk_special special;
+    int width;               /* 1 + exp_bits + man_bits */
+    int emin;                /* unbiased exponent of the smallest normal: 1 - bias */
+    int emax;                /* biased exponent field of max_finite minus bias */
+    fpk_bits sign_mask, exp_mask, man_mask;
+    fpk_bits max_finite;     /* largest finite encoding, positive */
+    fpk_bits inf;            /* +infinity, or 0 if the format has none */
+    fpk_bits nan;            /* the canonical NaN: positive, quiet */
+} fpk_format;
+
+extern const fpk_format fpk_fp64, fpk_fp32, fpk_tf32, fpk_fp16, fpk_bf16,
+    fpk_e4m3, fpk_e5m2;
+
+/* The built-in formats, in the order above, terminated by NULL. */
+extern const fpk_format *const fpk_formats[];
+
+/* The format called NAME: a built-in name or alias ("fp16", "binary16",
+ * "half", "bfloat16", "E4M3FN", ...), compared case-insensitively, or "eXmY"
+ * with 1 <= X <= 11 and 0 <= Y <= 52: an IEEE-like format with bias
+ * 2^(X-1)-1 (a built-in name wins: "e4m3" is OCP E4M3; "e5m10" gives fpk_fp16).
+ * An eXm0 format has no room for both infinity and NaN: its all-ones exponent
+ * is NaN (FPK_SPECIAL_FN).  Returns NULL for NULL or an unknown name. */
+const fpk_format *fpk_format_lookup(const char *name);
+
+typedef enum fpk_round {
+    FPK_RNE, /* to nearest, ties to even */
+    FPK_RNA, /* to nearest, ties away from zero */
+    FPK_RTZ, /* toward zero */
+    FPK_RUP, /* toward +infinity */
+    FPK_RDN, /* toward -infinity */
+    FPK_ROD, /* to odd: truncate, then set the last bit if inexact */
+    FPK_SR,  /* stochastic: see fpk_ctx */
+} fpk_round;
+#define FPK_ROUND_COUNT 7
+
+/* Exception flags (IEEE 754-2019 §7). */
+enum {
+    FPK_INVALID = 1,
+    FPK_DIVBYZERO = 2,
+    FPK_OVERFLOW = 4,
+    FPK_UNDERFLOW = 8,
+    FPK_INEXACT = 16,
+};
+
+typedef struct fpk_ctx {
+    fpk_round round;      /* default FPK_RNE */
+    unsigned flags;       /* sticky: every operation ORs its exceptions in */
+    bool tiny_before;     /* tininess detected before rounding (default: after) */
+    bool ftz, daz;        /* flush subnormal results / read subnormal inputs as zero */
+    bool saturate;        /* every +-inf result becomes +-max finite (OCP SATFINITE) */
+    uint64_t sr_seed;     /* stochastic rounding stream, reproducible from the seed */
+    uint64_t sr_counter;  /* advanced by each SR rounding: bits = hash(seed, counter) */
+    int sr_bits;          /* random bits compared with the discarded part, 1..64 (default 32) */
+} fpk_ctx;
+
+/* RNE, no flags, tininess after rounding, no ftz/daz/saturate, seed 0,
+ * counter 0, 32 random bits. */
+fpk_ctx fpk_ctx_default(void);
+
+/* Stochastic rounding: a rounding whose exact result lies strictly between
+ * two neighbours on the format's grid (exponent unbounded above) takes the one
+ * away from zero iff r < floor(frac * 2^sr_bits), where frac in (0,1) is the
+ * discarded fraction of an ulp and r is the top sr_bits bits of
+ * fpk_sr_hash(sr_seed, sr_counter).  Every rounding in SR mode, exact or not,
+ * then advances sr_counter by one.  Overflow, ftz and flags follow the
+ * directed mode that picks the same neighbour. */
+uint64_t fpk_sr_hash(uint64_t seed, uint64_t counter);
+
+/* Conversions.  fpk_convert rounds A (an encoding of FROM) into TO.
+ * NaN gives TO's canonical NaN (invalid if A is signaling); infinity gives
+ * infinity, or NaN with invalid where TO has none (+-max finite if
+ * saturate).  fpk_from_double reads X's bits exactly (as fp64), so it is
+ * fpk_convert(f, &fpk_fp64, bits of x).  fpk_to_double is exact for every
+ * format (none exceeds fp64's range or precision); a NaN gives a quiet NaN. */
+fpk_bits fpk_convert(const fpk_format *to, const fpk_format *from, fpk_bits a, fpk_ctx *c);
+fpk_bits fpk_from_double(const fpk_format *f, double x, fpk_ctx *c);
+double fpk_to_double(const fpk_format *f, fpk_bits a);
+
+/* Arithmetic, each correctly rounded once (IEEE 754-2019 §5.4).
+ * fpk_fma computes a*b+d with one rounding. */
+fpk_bits fpk_add(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+fpk_bits fpk_sub(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+fpk_bits fpk_mul(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+fpk_bits fpk_div(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+fpk_bits fpk_fma(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_bits d, fpk_ctx *c);
+fpk_bits fpk_sqrt(const fpk_format *f, fpk_bits a, fpk_ctx *c);
+
+/* Comparisons (IEEE 754-2019 §5.11).  Any NaN operand makes them false.
+ * The quiet ones raise invalid only for a signaling NaN; the _signaling ones
+ * for any NaN.  -0 == +0.  DAZ applies to the operands. */
+bool fpk_eq(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+bool fpk_lt(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+bool fpk_le(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+bool fpk_eq_signaling(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+bool fpk_lt_signaling(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+bool fpk_le_signaling(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
+
+/* Minimum and maximum (IEEE 754-2019 §9.6); -0 is less than +0.
+ * FPK_MINMAX_PROPAGATE is minimum/maximum: a NaN operand gives NaN.
+ * FPK_MINMAX_NUMBER is minimumNumber/maximumNumber: a NaN operand is ignored
+ * when the other is a number.  A signaling NaN raises invalid; NaN results are
+ * canonical. */
+typedef enum fpk_minmax { FPK_MINMAX_PROPAGATE, FPK_MINMAX_NUMBER } fpk_minmax;
+fpk_bits fpk_min(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_minmax kind, fpk_ctx *c);
+fpk_bits fpk_max(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_minmax kind, fpk_ctx *c);
+
+/* Sign operations on the bits (IEEE 754-2019 §5.5.1): no flags, NaNs kept. */
+fpk_bits fpk_neg(const fpk_format *f, fpk_bits a);
+fpk_bits fpk_abs(const fpk_format *f, fpk_bits a);
+fpk_bits fpk_copysign(const fpk_format *f, fpk_bits a, fpk_bits b);
+
+/* Integers.  fpk_to_int64 rounds A to an integer in ctx's mode (SR included);
+ * inexact if it changed; NaN or a result outside int64 raises invalid (and
+ * not inexact) and returns INT64_MIN for NaN and negative overflow, INT64_MAX
+ * for positive overflow.  fpk_from_int64 rounds I into F. */
+int64_t fpk_to_int64(const fpk_format *f, fpk_bits a, fpk_ctx *c);
+fpk_bits fpk_from_int64(const fpk_format *f, int64_t i, fpk_ctx *c);
+
+typedef enum fpk_class {
+    FPK_CLASS_ZERO,
+    FPK_CLASS_SUBNORMAL,
+    FPK_CLASS_NORMAL,
+    FPK_CLASS_INF,
+    FPK_CLASS_QNAN,
+    FPK_CLASS_SNAN,
+} fpk_class;
+
+/* What A encodes (bits above f->width are ignored). */
+fpk_class fpk_classify(const fpk_format *f, fpk_bits a);
+bool fpk_signbit(const fpk_format *f, fpk_bits a);
+bool fpk_is_nan(const fpk_format *f, fpk_bits a);
+
+/* nextUp and nextDown (IEEE 754-2019 §5.3.1): the least encoding greater than
+ * A, the greatest less than A.  nextUp(+-0) is the smallest subnormal;
+ * nextUp(max finite) is +inf, or the canonical NaN in a format without
+ * infinity; nextUp(+inf) is +inf.  NaN gives the canonical NaN (invalid if
+ * signaling).  No other flags. */
+fpk_bits fpk_next_up(const fpk_format *f, fpk_bits a, fpk_ctx *c);
+fpk_bits fpk_next_down(const fpk_format *f, fpk_bits a, fpk_ctx *c);
+
+/* Errors from functions that read user input.  The library never prints:
+ * it returns the code and fills the caller's fpk_error, if one is given. */
+enum {
+    FPK_OK = 0,
+    FPK_ESYNTAX,  /* text that is not a number */
+    FPK_ERANGE,   /* a number too large to handle */
+    FPK_EIO,      /* reading a file failed */
+    FPK_EFORMAT,  /* a file that does not follow its format */
+    FPK_ENOMEM,
+};
+typedef struct fpk_error {
+    int code;
+    char msg[256];
+} fpk_error;
+
+/* Parses S, a decimal ("1.1", "-3e-8"), a hexadecimal float ("0x1.8p-3"),
+ * "inf", "infinity" or "nan" (case-insensitive, optional sign; nothing
+ * before or after), and rounds it once into F under ctx's mode, with flags:
+ * no double rounding, however many digits S has.  "nan" gives the canonical
+ * NaN.  Returns FPK_OK, or FPK_ESYNTAX with *z untouched. */
+int fpk_parse(const fpk_format *f, const char *s, fpk_bits *z, fpk_ctx *c, fpk_error *err);
+
+/* Decimal text of A's value, written like snprintf: at most LEN bytes with
+ * the terminating NUL, returning the length the whole text needs.
+ * fpk_format_exact writes every digit ("5.9604644775390625e-08");
+ * fpk_format_shortest the shortest decimal that fpk_parse under RNE maps
+ * back to A, the nearest such if several.  Special values give "0", "-0",
+ * "inf", "-inf", "nan". */
+size_t fpk_format_exact(const fpk_format *f, fpk_bits a, char *buf, size_t len);
+size_t fpk_format_shortest(const fpk_format *f, fpk_bits a, char *buf, size_t len);
+
+/* "fpkit X.Y.Z" */
+const char *fpk_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

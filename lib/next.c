@@ -1,0 +1,36 @@
+/* nextUp and nextDown (IEEE 754-2019 §5.3.1). */
+#include "fpkit-impl.h"
+
+/* The neighbour of A toward +inf or -inf: encodings of one sign are ordered
+ * like their magnitudes, so a step is +-1 on the magnitude bits. */
+static fpk_bits step(const fpk_format *f, fpk_bits a, bool toward_plus, fpk_ctx *c)
+{
+    fpk_class k = fpk_classify(f, a);
+    if (k == FPK_CLASS_QNAN || k == FPK_CLASS_SNAN)
+        return fpki_nan(f, k == FPK_CLASS_SNAN, c);
+    bool sign = fpk_signbit(f, a);
+    fpk_bits mag = a & (f->exp_mask | f->man_mask);
+    if (mag == 0) /* +-0: the smallest subnormal of the direction's sign */
+        return fpki_zero(f, !toward_plus) | 1;
+    if (k == FPK_CLASS_INF) {
+        if (toward_plus != sign) /* +inf up, -inf down: stays */
+            return a;
+        return fpki_zero(f, sign) | f->max_finite;
+    }
+    if (toward_plus == sign) { /* toward zero */
+        return fpki_zero(f, sign) | (mag - 1);
+    }
+    if (mag == f->max_finite)
+        return f->inf ? fpki_zero(f, sign) | f->inf : f->nan;
+    return fpki_zero(f, sign) | (mag + 1);
+}
+
+fpk_bits fpk_next_up(const fpk_format *f, fpk_bits a, fpk_ctx *c)
+{
+    return step(f, a, true, c);
+}
+
+fpk_bits fpk_next_down(const fpk_format *f, fpk_bits a, fpk_ctx *c)
+{
+    return step(f, a, false, c);
+}
