@@ -1,0 +1,330 @@
+/* The format table, lookup by name, classification, neighbours and the
+ * exact double conversion, checked against DESIGN.md's table and MPFR. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fpkit.h"
+#include "ref.h"
+#include "testutil.h"
+
+/* DESIGN.md's format table, written out by hand. */
+static const struct {
+    const fpk_format *f;
+    const char *name;
+    int e, m, bias;
+    fpk_special special;
+    double max_finite;
+    int min_normal_exp, min_subnormal_exp;
+    fpk_bits inf, nan;
+} design[] = {
+    {&fpk_fp64, "fp64", 11, 52, 1023, FPK_SPECIAL_IEEE, 0x1.fffffffffffffp+1023, -1022, -1074, 0x7ff0000000000000, 0x7ff8000000000000},
+    {&fpk_fp32, "fp32", 8, 23, 127, FPK_SPECIAL_IEEE, 0x1.fffffep+127, -126, -149, 0x7f800000, 0x7fc00000},
+    {&fpk_tf32, "tf32", 8, 10, 127, FPK_SPECIAL_IEEE, 0x1.ffcp+127, -126, -136, 0x3fc00, 0x3fe00},
+    {&fpk_fp16, "fp16", 5, 10, 15, FPK_SPECIAL_IEEE, 65504, -14, -24, 0x7c00, 0x7e00},
+    {&fpk_bf16, "bf16", 8, 7, 127, FPK_SPECIAL_IEEE, 0x1.fep+127, -126, -133, 0x7f80, 0x7fc0},
+    {&fpk_e4m3, "e4m3", 4, 3, 7, FPK_SPECIAL_FN, 448, -6, -9, 0, 0x7f},
+    {&fpk_e5m2, "e5m2", 5, 2, 15, FPK_SPECIAL_IEEE, 57344, -14, -16, 0x7c, 0x7e},
+};
+#define NDESIGN (sizeof design / sizeof design[0])
+
+START_TEST(table_matches_design)
+{
+    size_t n = 0;
+    while (fpk_formats[n])
+        n++;
+    ck_assert_uint_eq(n, NDESIGN);
+    for (size_t i = 0; i < NDESIGN; i++) {
+        const fpk_format *f = design[i].f;
+        ck_assert_ptr_eq(fpk_formats[i], f);
+        ck_assert_str_eq(f->name, design[i].name);
+        ck_assert_int_eq(f->exp_bits, design[i].e);
+        ck_assert_int_eq(f->man_bits, design[i].m);
+        ck_assert_int_eq(f->bias, design[i].bias);
+        ck_assert_int_eq(f->special, design[i].special);
+        ck_assert_int_eq(f->width, 1 + design[i].e + design[i].m);
+        ck_assert_int_eq(f->emin, design[i].min_normal_exp);
+        ck_assert_uint_eq(f->inf, design[i].inf);
+        ck_assert_uint_eq(f->nan, design[i].nan);
+
+        mpfr_t x;
+        mpfr_init2(x, 64);
+        ck_assert(ref_decode(x, f, f->max_finite));
+        ck_assert(mpfr_get_d(x, MPFR_RNDN) == design[i].max_finite);
+        ck_assert(ref_decode(x, f, (fpk_bits)1 << f->man_bits));
+        ck_assert(mpfr_cmp_si_2exp(x, 1, design[i].min_normal_exp) == 0);
+        ck_assert(ref_decode(x, f, 1));
+        ck_assert(mpfr_cmp_si_2exp(x, 1, design[i].min_subnormal_exp) == 0);
+        mpfr_clear(x);
+    }
+    printf("check_format: %zu built-in formats match DESIGN.md\n", NDESIGN);
+}
+END_TEST
+
+START_TEST(lookup_names_and_aliases)
+{
+    size_t names = 0;
+    for (const fpk_format *const *f = fpk_formats; *f; f++) {
+        char buf[64];
+        const char *p = (*f)->name;
+        ck_assert_ptr_eq(fpk_format_lookup(p), *f);
+        for (size_t i = 0; i <= strlen(p); i++)
+            buf[i] = (char)(i % 2 ? p[i] - ('a' <= p[i] && p[i] <= 'z' ? 32 : 0) : p[i]);
+        ck_assert_ptr_eq(fpk_format_lookup(buf), *f);
+        names++;
+        for (const char *a = (*f)->aliases; *a;) {
+            size_t len = strcspn(a, ",");
+            ck_assert_uint_lt(len, sizeof buf);
+            for (size_t i = 0; i < len; i++)
+                buf[i] = (char)(a[i] >= 'a' && a[i] <= 'z' ? a[i] - 32 : a[i]);
+            buf[len] = '\0';
+            ck_assert_msg(fpk_format_lookup(buf) == *f, "alias %s", buf);
+            names++;
+            a += len + (a[len] == ',');
+        }
+    }
+    /* The names users type, as the issue lists them. */
+    static const struct { const char *name; const fpk_format *f; } typed[] = {
+        {"E4M3FN", &fpk_e4m3}, {"bfloat16", &fpk_bf16}, {"binary16", &fpk_fp16},
+        {"half", &fpk_fp16}, {"f16", &fpk_fp16}, {"fp8e4m3", &fpk_e4m3},
+        {"e4m3fn", &fpk_e4m3}, {"fp8e5m2", &fpk_e5m2}, {"float32", &fpk_fp32},
+        {"Float64", &fpk_fp64}, {"TF32", &fpk_tf32}, {"e5m10", &fpk_fp16},
+        {"e8m23", &fpk_fp32}, {"e8m7", &fpk_bf16}, {"e8m10", &fpk_tf32},
+        {"e11m52", &fpk_fp64}, {"e5m2", &fpk_e5m2}, {"e4m3", &fpk_e4m3},
+    };
+    for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++)
+        ck_assert_msg(fpk_format_lookup(typed[i].name) == typed[i].f, "%s", typed[i].name);
+    printf("check_format: %zu names and aliases, %zu typed names found\n", names,
+           sizeof typed / sizeof typed[0]);
+}
+END_TEST
+
+START_TEST(lookup_exmy_family)
+{
+    size_t n = 0;
+    for (int x = 1; x <= 11; x++)
+        for (int y = 0; y <= 52; y++) {
+            char name[16];
+            snprintf(name, sizeof name, "E%dm%d", x, y);
+            const fpk_format *f = fpk_format_lookup(name);
+            ck_assert_msg(f != NULL, "%s", name);
+            ck_assert_int_eq(f->exp_bits, x);
+            ck_assert_int_eq(f->man_bits, y);
+            ck_assert_int_eq(f->width, 1 + x + y);
+            bool builtin = false;
+            for (const fpk_format *const *b = fpk_formats; *b; b++)
+                builtin |= f == *b;
+            if (!(x == 4 && y == 3)) { /* e4m3 names OCP E4M3, not eXmY */
+                ck_assert_int_eq(f->bias, (1 << (x - 1)) - 1);
+                ck_assert_int_eq(f->special, y == 0 ? FPK_SPECIAL_FN : FPK_SPECIAL_IEEE);
+            }
+            if (!builtin)
+                ck_assert_msg(strcasecmp(f->name, name) == 0, "%s named %s", name, f->name);
+            /* The derived encodings are what they claim. */
+            ck_assert_int_eq(fpk_classify(f, f->nan), FPK_CLASS_QNAN);
+            ck_assert(!fpk_signbit(f, f->nan));
+            if (f->inf)
+                ck_assert_int_eq(fpk_classify(f, f->inf), FPK_CLASS_INF);
+            fpk_class mk = fpk_classify(f, f->max_finite);
+            ck_assert(mk == FPK_CLASS_NORMAL || mk == FPK_CLASS_SUBNORMAL ||
+                      (f->max_finite == 0 && mk == FPK_CLASS_ZERO));
+            ck_assert(fpk_classify(f, f->max_finite + 1) == FPK_CLASS_INF ||
+                      fpk_is_nan(f, f->max_finite + 1));
+            n++;
+        }
+    printf("check_format: %zu eXmY formats\n", n);
+}
+END_TEST
+
+START_TEST(lookup_rejects)
+{
+    static const char *bad[] = {
+        "", "fp", "fp17", "e0m1", "e12m1", "e4m53", "e1m100", "e01m2", "e4m03",
+        "e4m", "em3", "e4m3x", " fp16", "fp16 ", "e-1m2", "e4m-1", "e4 m3",
+        "fp16\n", "half,", ",", "e4m3fn,fp8e4m3", "e99999999999999999999m1",
+        "\xff\xfe", "bfloat16z",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(fpk_format_lookup(bad[i]) == NULL, "'%s' accepted", bad[i]);
+    ck_assert_ptr_null(fpk_format_lookup(NULL));
+
+    /* No input crashes it: random byte strings, and a long one. */
+    tu_rng r;
+    tu_rng_init(&r, tu_seed("check_format lookup"));
+    char buf[16];
+    size_t found = 0;
+    for (int i = 0; i < 200000; i++) {
+        size_t len = tu_rng_below(&r, sizeof buf);
+        for (size_t j = 0; j < len; j++) {
+            static const char alpha[] = "emEM0123456789fpbt,\x80";
+            buf[j] = alpha[tu_rng_below(&r, sizeof alpha - 1)];
+        }
+        buf[len] = '\0';
+        found += fpk_format_lookup(buf) != NULL;
+    }
+    static char huge[1 << 20];
+    memset(huge, 'e', sizeof huge - 1);
+    ck_assert_ptr_null(fpk_format_lookup(huge));
+    printf("check_format: 200000 random names looked up (%zu valid)\n", found);
+}
+END_TEST
+
+/* Formats small enough to enumerate: the 8- and 16-bit built-ins and a few
+ * eXmY. */
+static const char *const small_formats[] = {"fp16", "bf16", "e4m3", "e5m2", "e3m4", "e2m5", "e6m1", "e5m0"};
+#define NSMALL (sizeof small_formats / sizeof small_formats[0])
+
+START_TEST(classify_and_to_double)
+{
+    const fpk_format *f = fpk_format_lookup(small_formats[_i]);
+    ck_assert_ptr_nonnull(f);
+    mpfr_t x, minnorm;
+    mpfr_inits2(64, x, minnorm, (mpfr_ptr)0);
+    mpfr_set_si_2exp(minnorm, 1, f->emin, MPFR_RNDN);
+    uint64_t n = (uint64_t)1 << f->width;
+    for (fpk_bits a = 0; a < n; a++) {
+        fpk_class k = fpk_classify(f, a);
+        double d = fpk_to_double(f, a);
+        if (!ref_decode(x, f, a)) {
+            ck_assert_msg(k == FPK_CLASS_QNAN || k == FPK_CLASS_SNAN, "%s %llx", f->name, (unsigned long long)a);
+            ck_assert(isnan(d));
+            continue;
+        }
+        fpk_class want = mpfr_zero_p(x) ? FPK_CLASS_ZERO
+                         : mpfr_inf_p(x) ? FPK_CLASS_INF
+                         : mpfr_cmpabs(x, minnorm) < 0 ? FPK_CLASS_SUBNORMAL
+                                                       : FPK_CLASS_NORMAL;
+        ck_assert_msg(k == want, "%s %llx: class %d, want %d", f->name, (unsigned long long)a, k, want);
+        ck_assert(fpk_signbit(f, a) == (mpfr_signbit(x) != 0));
+        /* fpk_to_double is exact: compare the doubles' bits. */
+        double w = mpfr_get_d(x, MPFR_RNDN);
+        ck_assert_msg(memcmp(&d, &w, sizeof d) == 0, "%s %llx: %a, want %a", f->name, (unsigned long long)a, d, w);
+        fpk_ctx c = fpk_ctx_default();
+        ck_assert_uint_eq(fpk_from_double(f, d, &c), a);
+        ck_assert_uint_eq(c.flags, 0);
+    }
+    mpfr_clears(x, minnorm, (mpfr_ptr)0);
+    printf("check_format: %s: %llu encodings classified and read exactly\n", f->name, (unsigned long long)n);
+}
+END_TEST
+
+/* Sorts encodings by value: the reference order for nextUp and nextDown. */
+static const fpk_format *sort_fmt;
+static int by_value(const void *pa, const void *pb)
+{
+    fpk_bits a = *(const fpk_bits *)pa, b = *(const fpk_bits *)pb;
+    mpfr_t x, y;
+    mpfr_inits2(64, x, y, (mpfr_ptr)0);
+    ref_decode(x, sort_fmt, a);
+    ref_decode(y, sort_fmt, b);
+    int r = mpfr_cmp(x, y);
+    if (r == 0) /* -0 before +0 */
+        r = (mpfr_signbit(y) != 0) - (mpfr_signbit(x) != 0);
+    mpfr_clears(x, y, (mpfr_ptr)0);
+    return r;
+}
+
+START_TEST(next_up_and_down)
+{
+    const fpk_format *f = fpk_format_lookup(small_formats[_i]);
+    uint64_t n = (uint64_t)1 << f->width;
+    fpk_bits *v = malloc(n * sizeof *v);
+    size_t count = 0;
+    mpfr_t x;
+    mpfr_init2(x, 64);
+    for (fpk_bits a = 0; a < n; a++)
+        if (ref_decode(x, f, a))
+            v[count++] = a;
+    mpfr_clear(x);
+    sort_fmt = f;
+    qsort(v, count, sizeof *v, by_value);
+
+    /* v is sorted with -0 just before +0.  nextUp of the i-th is the next
+     * entry of greater value; a zero result is -0 (IEEE 754-2019 §5.3.1
+     * gives nextUp(-min subnormal) = -0), and symmetrically +0 for nextDown. */
+    size_t checked = 0;
+    for (size_t i = 0; i < count; i++) {
+        fpk_bits a = v[i];
+        fpk_ctx c = fpk_ctx_default();
+        fpk_bits up = fpk_next_up(f, a, &c);
+        fpk_bits want_up;
+        if (f->inf && a == f->inf)
+            want_up = a;
+        else if (i + 1 == count)
+            want_up = f->nan;
+        else {
+            size_t j = i + 1;
+            if ((v[i] & ~f->sign_mask) == 0)
+                j = i + 2 - (v[i] == 0); /* past both zeros */
+            want_up = (v[j] & ~f->sign_mask) == 0 ? f->sign_mask : v[j];
+        }
+        ck_assert_msg(up == want_up, "%s nextUp(%llx) = %llx, want %llx", f->name,
+                      (unsigned long long)a, (unsigned long long)up, (unsigned long long)want_up);
+        fpk_bits down = fpk_next_down(f, a, &c);
+        fpk_bits want_down;
+        if (f->inf && a == (f->inf | f->sign_mask))
+            want_down = a;
+        else if (i == 0)
+            want_down = f->nan;
+        else {
+            size_t j = i - 1;
+            if ((v[i] & ~f->sign_mask) == 0)
+                j = i - 1 - (v[i] == 0);
+            want_down = (v[j] & ~f->sign_mask) == 0 ? 0 : v[j];
+        }
+        ck_assert_msg(down == want_down, "%s nextDown(%llx) = %llx, want %llx", f->name,
+                      (unsigned long long)a, (unsigned long long)down, (unsigned long long)want_down);
+        ck_assert_uint_eq(c.flags, 0);
+        checked += 2;
+    }
+    free(v);
+
+    /* NaNs: canonical result, invalid only for signaling ones. */
+    for (fpk_bits a = 0; a < n; a++) {
+        fpk_class k = fpk_classify(f, a);
+        if (k != FPK_CLASS_QNAN && k != FPK_CLASS_SNAN)
+            continue;
+        fpk_ctx c = fpk_ctx_default();
+        ck_assert_uint_eq(fpk_next_up(f, a, &c), f->nan);
+        ck_assert_uint_eq(fpk_next_down(f, a, &c), f->nan);
+        ck_assert_uint_eq(c.flags, k == FPK_CLASS_SNAN ? FPK_INVALID : 0);
+        checked += 2;
+    }
+    printf("check_format: %s: %zu nextUp/nextDown cases\n", f->name, checked);
+}
+END_TEST
+
+START_TEST(ctx_default)
+{
+    fpk_ctx c = fpk_ctx_default();
+    ck_assert_int_eq(c.round, FPK_RNE);
+    ck_assert_uint_eq(c.flags, 0);
+    ck_assert(!c.tiny_before && !c.ftz && !c.daz && !c.saturate);
+    ck_assert_int_eq(c.sr_bits, 32);
+    ck_assert_uint_eq(c.sr_counter, 0);
+    ck_assert_ptr_nonnull(strstr(fpk_version(), "fpkit"));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("format");
+    TCase *t = tcase_create("format");
+    tcase_set_timeout(t, 0);
+    tcase_add_test(t, table_matches_design);
+    tcase_add_test(t, lookup_names_and_aliases);
+    tcase_add_test(t, lookup_exmy_family);
+    tcase_add_test(t, lookup_rejects);
+    tcase_add_loop_test(t, classify_and_to_double, 0, NSMALL);
+    tcase_add_loop_test(t, next_up_and_down, 0, NSMALL);
+    tcase_add_test(t, ctx_default);
+    suite_add_tcase(s, t);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

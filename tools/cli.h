@@ -1,0 +1,37 @@
+/* Helpers shared by the fpkit tools: messages, exit codes, and the parsing
+ * of format and rounding-mode names. */
+#ifndef FPKIT_CLI_H
+#define FPKIT_CLI_H
+
+#include <stdio.h>
+#include <stdnoreturn.h>
+
+#include "fpkit.h"
+
+/* Exit statuses: 0 success, 1 a failure while working, 2 bad usage or input. */
+enum { CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+
+/* Sets the program name used as the prefix of every message. */
+void cli_init(const char *argv0);
+const char *cli_prog(void);
+
+/* "prog: MESSAGE\n" on stderr, then exit(STATUS). */
+noreturn void cli_die(int status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The format NAME, or an exit with status 2 and a message listing the
+ * known names. */
+const fpk_format *cli_format(const char *name);
+
+/* The rounding mode NAME (rne, rna, rtz, rup, rdn, rod, sr), or an exit with
+ * status 2. */
+fpk_round cli_round(const char *name);
+const char *cli_round_name(fpk_round mode);
+
+/* A formatted string in new memory (free it); exits if memory runs out. */
+char *cli_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Writes the built-in format names and the eXmY rule, comma-separated. */
+void cli_list_formats(FILE *out);
+
+#endif
