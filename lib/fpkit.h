@@ -84,7 +84,8 @@ typedef struct fpk_ctx {
     bool saturate;        /* every +-inf result becomes +-max finite (OCP SATFINITE) */
     uint64_t sr_seed;     /* stochastic rounding stream, reproducible from the seed */
     uint64_t sr_counter;  /* advanced by each SR rounding: bits = hash(seed, counter) */
-    int sr_bits;          /* random bits compared with the discarded part, 1..64 (default 32) */
+    int sr_bits;          /* random bits compared with the discarded part, 1..64;
+                             any other value means the default, 32 */
 } fpk_ctx;
 
 /* RNE, no flags, tininess after rounding, no ftz/daz/saturate, seed 0,
