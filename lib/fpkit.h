@@ -134,7 +134,8 @@ bool fpk_le_signaling(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c);
  * FPK_MINMAX_PROPAGATE is minimum/maximum: a NaN operand gives NaN.
  * FPK_MINMAX_NUMBER is minimumNumber/maximumNumber: a NaN operand is ignored
  * when the other is a number.  A signaling NaN raises invalid; NaN results are
- * canonical. */
+ * canonical.  Of equal operands the first is returned; under daz a
+ * subnormal operand reads, and is returned, as the zero of its sign. */
 typedef enum fpk_minmax { FPK_MINMAX_PROPAGATE, FPK_MINMAX_NUMBER } fpk_minmax;
 fpk_bits fpk_min(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_minmax kind, fpk_ctx *c);
 fpk_bits fpk_max(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_minmax kind, fpk_ctx *c);
@@ -147,7 +148,9 @@ fpk_bits fpk_copysign(const fpk_format *f, fpk_bits a, fpk_bits b);
 /* Integers.  fpk_to_int64 rounds A to an integer in ctx's mode (SR included);
  * inexact if it changed; NaN or a result outside int64 raises invalid (and
  * not inexact) and returns INT64_MIN for NaN and negative overflow, INT64_MAX
- * for positive overflow.  fpk_from_int64 rounds I into F. */
+ * for positive overflow.  Under FPK_SR every nonzero finite A consumes one
+ * counter value, as a rounding does.  fpk_from_int64 rounds I into F
+ * (0 gives +0). */
 int64_t fpk_to_int64(const fpk_format *f, fpk_bits a, fpk_ctx *c);
 fpk_bits fpk_from_int64(const fpk_format *f, int64_t i, fpk_ctx *c);
 
