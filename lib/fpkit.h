@@ -67,6 +67,11 @@ typedef enum fpk_round {
 } fpk_round;
 #define FPK_ROUND_COUNT 7
 
+/* "rne", "rna", "rtz", "rup", "rdn", "rod", "sr"; "?" for another value. */
+const char *fpk_round_name(fpk_round mode);
+/* The mode called NAME (case-insensitive); false if none. */
+bool fpk_round_lookup(const char *name, fpk_round *mode);
+
 /* Exception flags (IEEE 754-2019 §7). */
 enum {
     FPK_INVALID = 1,
@@ -191,21 +196,158 @@ typedef struct fpk_error {
     char msg[256];
 } fpk_error;
 
-/* Parses S, a decimal ("1.1", "-3e-8"), a hexadecimal float ("0x1.8p-3"),
+/* Parses S, a decimal ("1.1", "-3e-8", ".5", "5."), a hexadecimal float
+ * ("0x1.8p-3", "-0X.8P1"; the binary exponent is optional: "0x10" is 16),
  * "inf", "infinity" or "nan" (case-insensitive, optional sign; nothing
  * before or after), and rounds it once into F under ctx's mode, with flags:
- * no double rounding, however many digits S has.  "nan" gives the canonical
- * NaN.  Returns FPK_OK, or FPK_ESYNTAX with *z untouched. */
+ * no double rounding, however many digits S has, however large its
+ * exponent ("1e-99999999999" rounds as any value below half the smallest
+ * subnormal does).  Zero keeps its sign; "nan" gives the canonical NaN with
+ * no flag; "inf" is an infinity converted into F (as fpk_convert: NaN with
+ * invalid where F has none, +-max finite under saturate).  daz does not
+ * apply to text.  Returns FPK_OK, or FPK_ESYNTAX (for NULL F or S too) with
+ * *z and the flags untouched and ERR's message naming the problem and its
+ * offset ("unexpected character "Z" at offset 2 in "0xZZ"").  Z, C (then
+ * the default context, its flags discarded) and ERR may be NULL. */
 int fpk_parse(const fpk_format *f, const char *s, fpk_bits *z, fpk_ctx *c, fpk_error *err);
 
 /* Decimal text of A's value, written like snprintf: at most LEN bytes with
- * the terminating NUL, returning the length the whole text needs.
- * fpk_format_exact writes every digit ("5.9604644775390625e-08");
- * fpk_format_shortest the shortest decimal that fpk_parse under RNE maps
- * back to A, the nearest such if several.  Special values give "0", "-0",
- * "inf", "-inf", "nan". */
+ * the terminating NUL (BUF may be NULL when LEN is 0), returning the length
+ * the whole text needs.  fpk_format_exact writes every digit
+ * ("5.9604644775390625e-08"); fpk_format_shortest the shortest decimal that
+ * fpk_parse under RNE (default context) maps back to A, the nearest to A if
+ * several have that length ("0.1" for fp32 0x3dcccccd, "450" for e4m3 448).
+ * Style, as printf's %g: with X the decimal exponent of the first digit,
+ * plain notation when -5 <= X < 16 ("65504", "0.00006103515625"), otherwise
+ * scientific with a signed exponent of at least two digits ("1e+16",
+ * "6e-08"); no trailing zeros.  Special values give "0", "-0", "inf",
+ * "-inf", "nan" (any NaN). */
 size_t fpk_format_exact(const fpk_format *f, fpk_bits a, char *buf, size_t len);
 size_t fpk_format_shortest(const fpk_format *f, fpk_bits a, char *buf, size_t len);
+
+/* Scaling: X * S rounded once into F (the loss scale of mixed-precision
+ * training).  Exact in every mode: the product is formed exactly and
+ * rounded by the core, never in host floating point.  NaN or infinite X or
+ * S follow IEEE multiplication (inf * 0 is invalid). */
+fpk_bits fpk_from_double_scaled(const fpk_format *f, double x, double s, fpk_ctx *c);
+
+/* Tensor dumps (fpkit-dumps(5)): NumPy .npy (versions 1-3), safetensors and
+ * raw files.  A dump is opened once, its tensors listed, and their elements
+ * read in chunks: files are mapped or read piecewise, so memory does not
+ * grow with their size.  Every failure returns an error code and fills the
+ * caller's fpk_error with a message naming the file and what was wrong. */
+typedef enum fpk_dtype {
+    FPK_DTYPE_F64,
+    FPK_DTYPE_F32,
+    FPK_DTYPE_F16,
+    FPK_DTYPE_BF16,
+    FPK_DTYPE_E4M3,
+    FPK_DTYPE_E5M2,
+} fpk_dtype;
+#define FPK_DTYPE_COUNT 6
+
+/* "f64", "f32", "f16", "bf16", "e4m3", "e5m2"; the element format; bytes. */
+const char *fpk_dtype_name(fpk_dtype t);
+const fpk_format *fpk_dtype_format(fpk_dtype t);
+size_t fpk_dtype_size(fpk_dtype t);
+/* A dtype by name: the names above, the format names and aliases of their
+ * formats ("fp16", "float32", "bfloat16", "e4m3fn"), safetensors' ("F16",
+ * "BF16", "F8_E4M3") and NumPy's ("<f4", "float16").  False if unknown. */
+bool fpk_dtype_lookup(const char *name, fpk_dtype *t);
+
+#define FPK_MAX_DIMS 32
+
+typedef struct fpk_tensor {
+    const char *name;     /* safetensors key; for .npy and raw the file name */
+    fpk_dtype dtype;
+    bool big_endian;      /* elements stored most significant byte first */
+    bool fortran_order;   /* .npy: column-major storage */
+    int ndim;
+    uint64_t shape[FPK_MAX_DIMS];
+    uint64_t count;       /* elements: the product of shape */
+    uint64_t offset;      /* byte offset of the first element in the file */
+} fpk_tensor;
+
+typedef struct fpk_dump fpk_dump;
+
+/* How to read a raw file: its dtype, byte order and shape (ndim 0 means one
+ * dimension holding the whole file). */
+typedef struct fpk_raw_spec {
+    fpk_dtype dtype;
+    bool big_endian;
+    int ndim;
+    uint64_t shape[FPK_MAX_DIMS];
+} fpk_raw_spec;
+
+/* Opens PATH: read as raw when RAW is given, otherwise recognised by its
+ * contents (.npy magic, or a safetensors header).  The header is validated
+ * completely before FPK_OK is returned. */
+int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **d, fpk_error *err);
+void fpk_dump_close(fpk_dump *d);
+const char *fpk_dump_path(const fpk_dump *d);
+const char *fpk_dump_kind(const fpk_dump *d); /* "npy", "safetensors", "raw" */
+size_t fpk_dump_ntensors(const fpk_dump *d);
+const fpk_tensor *fpk_dump_tensor(const fpk_dump *d, size_t i);
+/* A value of safetensors' __metadata__, or NULL. */
+const char *fpk_dump_metadata(const fpk_dump *d, const char *key);
+
+/* Elements FIRST .. FIRST+N-1 of tensor I, in storage order, converted
+ * exactly to double (every dtype fits). */
+int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err);
+
+/* Calls VISIT for every dump file under PATH: PATH itself if it is a file,
+ * else the regular files named *.npy or *.safetensors below it, in sorted
+ * order, following symbolic links but never into a loop.  Stops at the
+ * first nonzero return of VISIT and returns it; FPK_EIO with a message for
+ * an unreadable directory or a loop. */
+int fpk_dump_walk(const char *path, int (*visit)(const char *file, void *arg), void *arg,
+                  fpk_error *err);
+
+/* Tensor statistics (DESIGN.md "Tensor statistics").  One pass over the
+ * elements serves every format.  Counts are exact; statistics are additive,
+ * so fpk_stats_merge of the statistics of two parts equals those of the
+ * whole. */
+#define FPK_STATS_MAX_FORMATS 16
+#define FPK_LOG2_MIN (-1080) /* floor(log2|x|) of the smallest double is -1074 */
+#define FPK_LOG2_BINS 2110   /* bins FPK_LOG2_MIN .. FPK_LOG2_MIN + FPK_LOG2_BINS - 1 */
+
+typedef struct fpk_format_counts {
+    uint64_t underflow; /* nonzero finite elements that round to zero */
+    uint64_t subnormal; /* ... that round to a nonzero subnormal */
+    uint64_t overflow;  /* ... that overflow (to inf or NaN, or saturated) */
+} fpk_format_counts;
+
+typedef struct fpk_stats {
+    double scale;       /* S: elements are rounded as x * S */
+    fpk_round round;
+    bool ftz, saturate;
+    int nformats;
+    const fpk_format *formats[FPK_STATS_MAX_FORMATS];
+    uint64_t count;     /* elements */
+    uint64_t zeros;     /* exact zeros */
+    uint64_t nonfinite; /* infinities and NaNs */
+    double amax;        /* largest finite |x| (unscaled), 0 if none */
+    uint64_t log2_hist[FPK_LOG2_BINS]; /* floor(log2|x|) of nonzero finite x, unscaled */
+    fpk_format_counts fmt[FPK_STATS_MAX_FORMATS];
+} fpk_stats;
+
+/* Empty statistics for FORMATS[0..N-1] (N <= FPK_STATS_MAX_FORMATS), scale
+ * S (1 for none; finite and positive) and the mode, ftz and saturate of C. */
+void fpk_stats_init(fpk_stats *s, const fpk_format *const *formats, int n, double scale,
+                    const fpk_ctx *c);
+/* Adds X[0..N-1].  Under FPK_SR the rounding of the k-th element added
+ * since init uses seed 0 and counter k in every format, so chunking does not
+ * change the result (merged shards each count from 0). */
+void fpk_stats_add(fpk_stats *s, const double *x, size_t n);
+/* INTO += FROM; false (and no change) unless both have the same formats,
+ * scale and options. */
+bool fpk_stats_merge(fpk_stats *into, const fpk_stats *from);
+/* The statistics as JSON text (malloc'd; NULL if out of memory, or for
+ * statistics JSON cannot hold: a format listed twice, a count of 2^63 or
+ * more), and back:
+ * fpk_stats_from_json(fpk_stats_to_json(s)) == s exactly. */
+char *fpk_stats_to_json(const fpk_stats *s);
+int fpk_stats_from_json(fpk_stats *s, const char *json, fpk_error *err);
 
 /* "fpkit X.Y.Z" */
 const char *fpk_version(void);

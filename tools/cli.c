@@ -9,11 +9,6 @@
 
 static const char *prog = "fpkit";
 
-static const char *const round_names[FPK_ROUND_COUNT] = {
-    [FPK_RNE] = "rne", [FPK_RNA] = "rna", [FPK_RTZ] = "rtz", [FPK_RUP] = "rup",
-    [FPK_RDN] = "rdn", [FPK_ROD] = "rod", [FPK_SR] = "sr",
-};
-
 void cli_init(const char *argv0)
 {
     const char *slash = argv0 ? strrchr(argv0, '/') : NULL;
@@ -57,15 +52,15 @@ const fpk_format *cli_format(const char *name)
 
 fpk_round cli_round(const char *name)
 {
-    for (int m = 0; m < FPK_ROUND_COUNT; m++)
-        if (strcasecmp(name, round_names[m]) == 0)
-            return (fpk_round)m;
+    fpk_round mode;
+    if (fpk_round_lookup(name, &mode))
+        return mode;
     cli_die(CLI_EXIT_USAGE, "unknown rounding mode \"%s\"; known modes: rne, rna, rtz, rup, rdn, rod, sr", name);
 }
 
 const char *cli_round_name(fpk_round mode)
 {
-    return (unsigned)mode < FPK_ROUND_COUNT ? round_names[mode] : "?";
+    return fpk_round_name(mode);
 }
 
 char *cli_strf(const char *fmt, ...)
