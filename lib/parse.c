@@ -1,0 +1,231 @@
+/* fpk_parse: decimal and hexadecimal text rounded once into any format.
+ *
+ * The text is checked by a strict scanner of our own (MPFR accepts more:
+ * leading spaces, "@inf@", "0b" binary), then MPFR reads the significant
+ * part truncated to 128 bits with an exact ternary value.  The truncated
+ * significand, with the ternary as a sticky bit, goes to fpki_round_pack:
+ * 128 bits with a sticky bit round correctly into any precision up to 126
+ * bits, so there is one rounding, whatever the number of digits.  MPFR's
+ * exponent range is left as the caller has it; it must cover the formats'
+ * (2^-1100 .. 2^1100), as MPFR's default does by far. */
+#include <gmp.h>
+#include <mpfr.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fpkit-impl.h"
+
+/* What the scanner found in a syntactically valid text. */
+typedef struct scanned {
+    bool sign;
+    enum { SC_NUMBER, SC_INF, SC_NAN } kind;
+    int base;             /* 10 or 16 */
+    const char *body;     /* the text after the sign, as MPFR reads it */
+} scanned;
+
+static void set_error(fpk_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_error(fpk_error *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    err->code = FPK_ESYNTAX;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* Writes C into OUT printably: itself, or \xNN.  OUT holds 5 bytes. */
+static void quote_char(char out[5], unsigned char c)
+{
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+        snprintf(out, 5, "%c", c);
+    else
+        snprintf(out, 5, "\\x%02x", c);
+}
+
+/* The first 40 characters of S, quoted printably, "..." if longer. */
+typedef struct quoted {
+    char s[40 * 4 + 8];
+} quoted;
+
+static quoted quote_text(const char *s)
+{
+    quoted q;
+    size_t n = 0;
+    size_t i;
+    for (i = 0; s[i] && i < 40; i++) {
+        char c[5];
+        quote_char(c, (unsigned char)s[i]);
+        size_t k = strlen(c);
+        memcpy(q.s + n, c, k);
+        n += k;
+    }
+    if (s[i]) {
+        memcpy(q.s + n, "...", 3);
+        n += 3;
+    }
+    q.s[n] = '\0';
+    return q;
+}
+
+/* The error for position P of S: an unexpected character, or the end of
+ * the text where WHAT ("digits", "exponent digits") was still expected. */
+static int syntax_error(fpk_error *err, const char *s, size_t p, const char *what)
+{
+    quoted q = quote_text(s);
+    if (s[p] == '\0') {
+        set_error(err, "missing %s at offset %zu in \"%s\"", what, p, q.s);
+    } else {
+        char c[5];
+        quote_char(c, (unsigned char)s[p]);
+        set_error(err, "unexpected character \"%s\" at offset %zu in \"%s\"", c, p, q.s);
+    }
+    return FPK_ESYNTAX;
+}
+
+static bool ci_prefix(const char *s, const char *word)
+{
+    for (; *word; s++, word++)
+        if ((*s | 0x20) != *word)
+            return false;
+    return true;
+}
+
+static int digit_value(char ch, int base)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (base == 16 && (ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
+        return (ch | 0x20) - 'a' + 10;
+    return -1;
+}
+
+/* Scans S per fpk_parse's grammar:
+ *     [+-]? ( inf | infinity | nan | 0[xX] M ([pP] E)? | M ([eE] E)? )
+ *     M = D* ( '.' D* )? with at least one digit D (hex digits after 0x)
+ *     E = [+-]? [0-9]+
+ * Returns FPK_OK and fills *SC, or FPK_ESYNTAX with the message in ERR. */
+static int scan(const char *s, scanned *sc, fpk_error *err)
+{
+    size_t p = 0;
+    if (s[0] == '\0') {
+        set_error(err, "empty string");
+        return FPK_ESYNTAX;
+    }
+    *sc = (scanned){.sign = s[p] == '-', .kind = SC_NUMBER, .base = 10};
+    if (s[p] == '-' || s[p] == '+')
+        p++;
+    sc->body = s + p;
+    if (ci_prefix(s + p, "inf") || ci_prefix(s + p, "nan")) {
+        sc->kind = (s[p] | 0x20) == 'n' ? SC_NAN : SC_INF;
+        p += ci_prefix(s + p, "infinity") ? 8 : 3;
+        return s[p] ? syntax_error(err, s, p, "") : FPK_OK;
+    }
+    if (s[p] == '0' && (s[p + 1] | 0x20) == 'x') {
+        sc->base = 16;
+        p += 2;
+    }
+
+    size_t ndigits = 0;
+    bool dot = false;
+    for (;; p++) {
+        if (s[p] == '.' && !dot)
+            dot = true;
+        else if (digit_value(s[p], sc->base) >= 0)
+            ndigits++;
+        else
+            break;
+    }
+    if (ndigits == 0)
+        return syntax_error(err, s, p, "digits");
+
+    char mark = sc->base == 16 ? 'p' : 'e';
+    if ((s[p] | 0x20) == mark) {
+        p++;
+        if (s[p] == '-' || s[p] == '+')
+            p++;
+        if (digit_value(s[p], 10) < 0)
+            return syntax_error(err, s, p, "exponent digits");
+        while (digit_value(s[p], 10) >= 0)
+            p++;
+    }
+    return s[p] ? syntax_error(err, s, p, "") : FPK_OK;
+}
+
+/* Rounds the number of SC into F.  MPFR reads it toward zero at 128 bits;
+ * a magnitude beyond MPFR's exponent range (MPFR's underflow or overflow
+ * flag: "1e-99999999999") goes to the core as a stand-in with a sticky bit,
+ * far below half the smallest subnormal or far above the overflow threshold
+ * of F, which every rounding mode treats as it treats the true value (the
+ * tiny one lies below 2^-64 of an ulp, so SR too never rounds it up).
+ * MPFR's own flags are left as they were. */
+static fpk_bits round_number(const fpk_format *f, const scanned *sc, fpk_ctx *c)
+{
+    const uint64_t top = UINT64_C(1) << 63;
+    mpfr_flags_t saved = mpfr_flags_save();
+    mpfr_clear_flags();
+    mpfr_t x;
+    mpfr_init2(x, 128);
+    int ternary = mpfr_strtofr(x, sc->body, NULL, sc->base, MPFR_RNDZ);
+    fpk_bits z;
+    if (mpfr_underflow_p()) {
+        z = fpki_round_pack(f, sc->sign, (int64_t)f->emin - f->man_bits - 256 - 127, top, 1, c);
+    } else if (mpfr_overflow_p()) {
+        z = fpki_round_pack(f, sc->sign, (int64_t)f->emax + 16 - 127, top, 1, c);
+    } else if (mpfr_zero_p(x)) {
+        z = fpki_zero(f, sc->sign);
+    } else {
+        mpz_t m;
+        mpz_init(m);
+        mpfr_exp_t e = mpfr_get_z_2exp(m, x);
+        uint64_t w[2] = {0, 0};
+        mpz_export(w, NULL, -1, sizeof w[0], 0, 0, m);
+        mpz_clear(m);
+        z = fpki_round_pack(f, sc->sign, e, w[1], w[0] | (ternary != 0), c);
+    }
+    mpfr_clear(x);
+    mpfr_flags_restore(saved, MPFR_FLAGS_ALL);
+    return z;
+}
+
+int fpk_parse(const fpk_format *f, const char *s, fpk_bits *z, fpk_ctx *c, fpk_error *err)
+{
+    if (!s) {
+        set_error(err, "no text to parse (NULL)");
+        return FPK_ESYNTAX;
+    }
+    if (!f) {
+        set_error(err, "no format given for \"%s\" (NULL)", quote_text(s).s);
+        return FPK_ESYNTAX;
+    }
+    scanned sc;
+    int rc = scan(s, &sc, err);
+    if (rc != FPK_OK)
+        return rc;
+
+    fpk_ctx local = fpk_ctx_default();
+    if (!c)
+        c = &local;
+    fpk_bits r;
+    if (sc.kind == SC_NAN) {
+        r = f->nan;
+    } else if (sc.kind == SC_INF) {
+        /* Exactly as converting an infinity (fpk_convert): NaN with invalid
+         * where F has no infinity, +-max finite under saturate. */
+        r = fpk_convert(f, &fpk_fp64, sc.sign ? UINT64_C(0xfff0000000000000)
+                                              : UINT64_C(0x7ff0000000000000), c);
+    } else {
+        r = round_number(f, &sc, c);
+    }
+    if (z)
+        *z = r;
+    if (err) {
+        err->code = FPK_OK;
+        err->msg[0] = '\0';
+    }
+    return FPK_OK;
+}
