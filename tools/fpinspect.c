@@ -15,7 +15,8 @@
 static const char usage[] =
     "usage: fpinspect [--fmt NAME] [--round MODE] [--to FMT[,FMT...]|all] [--ftz]\n"
     "                 [--saturate] [--json] VALUE...\n"
-    "       fpinspect [--json] [--round MODE] --info FMT | --table FMT | --formats\n";
+    "       fpinspect [--json] [--round MODE] [--ftz] [--saturate] --info FMT\n"
+    "       fpinspect [--json] --table FMT | --formats\n";
 
 static const char help[] =
     "VALUE is a bit pattern (0x3c00, 0b0011110000000000), a decimal (1.1, -3e-8),\n"
@@ -34,7 +35,6 @@ static const char help[] =
 /* The options that shape every report. */
 typedef struct opts {
     const fpk_format *fmt;
-    bool fmt_given;
     fpk_ctx ctx; /* mode, ftz, saturate; flags always start at 0 */
     const fpk_format *to[64];
     int nto;
@@ -148,9 +148,12 @@ static void value_of(mpfr_ptr x, const fpk_format *f, fpk_bits a)
     mpfr_set_d(x, fpk_to_double(f, a), MPFR_RNDN);
 }
 
-/* |z - x| / |x| as a double; inf when z is not finite, 0 when both are 0. */
+/* |z - x| / |x| as a double; inf when z is not finite, 0 when both are 0,
+ * the same infinity or both NaN. */
 static double rel_error(mpfr_srcptr x, mpfr_srcptr z)
 {
+    if (mpfr_nan_p(x) && mpfr_nan_p(z))
+        return 0;
     if (!mpfr_number_p(z) || !mpfr_number_p(x))
         return mpfr_equal_p(x, z) ? 0 : INFINITY;
     if (mpfr_zero_p(x))
@@ -258,7 +261,8 @@ static json_t *conversions(const fpk_format *f, fpk_bits a, const opts *o, FILE 
         bool overflow = (c.flags & FPK_OVERFLOW) != 0;
         double re = rel_error(x, z);
         int dir = mpfr_nan_p(x) || mpfr_nan_p(z) ? 0 : mpfr_cmp(z, x);
-        const char *note = (mpfr_nan_p(z) && !mpfr_nan_p(x)) ? (overflow ? "overflowed to NaN" : "became NaN")
+        const char *note = mpfr_nan_p(x) ? "NaN"
+                           : mpfr_nan_p(z) ? (overflow ? "overflowed to NaN" : "became NaN")
                            : overflow && mpfr_inf_p(z)       ? "overflowed to inf"
                            : overflow                        ? "overflowed, held at max finite"
                            : underflow                       ? "underflowed to zero"
@@ -357,13 +361,14 @@ static void inspect(const char *arg, const opts *o)
         char err_s[64], fl[64];
         mpfr_snprintf(err_s, sizeof err_s, "%.6Rg", d);
         flags_text(c.flags, fl, sizeof fl);
-        const char *how = dir > 0 ? "up" : dir < 0 ? "down" : "exact";
+        bool to_nan = mpfr_nan_p(z) && !mpfr_nan_p(x); /* inf into e4m3 */
+        const char *how = to_nan ? "NaN" : dir > 0 ? "up" : dir < 0 ? "down" : "exact";
         if (o->json) {
             rounding = json_pack("{s:s,s:s,s:s,s:o,s:o}", "mode", cli_round_name(o->ctx.round), "direction", how,
                                  "error", err_s, "rel_error", num_json(re), "flags", flags_json(c.flags));
         } else {
             fprintf(out, "input %s\n", arg);
-            if (dir)
+            if (dir || to_nan)
                 fprintf(out, "  rounded      %s into %s: %s, error %s (relative %.3e), flags %s\n",
                         cli_round_name(o->ctx.round), f->name, how, err_s, re, fl);
             else
@@ -513,8 +518,14 @@ static void info(const fpk_format *f, const opts *o)
         printf("  bias             %d (emin %d, emax %d)\n", f->bias, f->emin, f->emax);
         printf("  special values   %s; NaN %s, inf %s\n", spec, nanh, infh);
         printf("  max finite       %-10s %s\n", maxh, maxv);
-        printf("  min normal       %-10s 2^%d = %s\n", minnh, f->emin, minnv);
-        printf("  min subnormal    %-10s 2^%d = %s\n", minsh, f->emin - m, minsv);
+        if (minn <= f->max_finite)
+            printf("  min normal       %-10s 2^%d = %s\n", minnh, f->emin, minnv);
+        else
+            printf("  min normal       none (the format has no normal numbers)\n");
+        if (m > 0 && mins <= f->max_finite)
+            printf("  min subnormal    %-10s 2^%d = %s\n", minsh, f->emin - m, minsv);
+        else
+            printf("  min subnormal    none (the format has no subnormal numbers)\n");
         printf("  epsilon          2^%d = %s\n", -m, eps);
         printf("  unit roundoff    2^%d = %s\n", -m - 1, u);
         printf("  decimal digits   %.2f\n", digits);
@@ -604,24 +615,31 @@ static void formats(const opts *o)
     }
 }
 
+static void add_target(opts *o, const fpk_format *f)
+{
+    if (o->nto == (int)(sizeof o->to / sizeof o->to[0]))
+        cli_die(CLI_EXIT_USAGE, "--to: more than %d formats", (int)(sizeof o->to / sizeof o->to[0]));
+    o->to[o->nto++] = f;
+}
+
 static void add_targets(opts *o, const char *list)
 {
     if (strcasecmp(list, "all") == 0) {
         for (const fpk_format *const *f = fpk_formats; *f; f++)
-            o->to[o->nto++] = *f;
+            add_target(o, *f);
         return;
     }
-    char *copy = strdup(list), *save = NULL;
-    if (!copy)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
-    if (!*list)
-        cli_die(CLI_EXIT_USAGE, "--to needs a format name or all");
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (o->nto == (int)(sizeof o->to / sizeof o->to[0]))
-            cli_die(CLI_EXIT_USAGE, "--to: too many formats");
-        o->to[o->nto++] = cli_format(t);
+    for (const char *p = list;; p++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0)
+            cli_die(CLI_EXIT_USAGE, "--to \"%s\": empty format name in the list", list);
+        char *name = cli_strf("%.*s", (int)len, p);
+        add_target(o, cli_format(name));
+        free(name);
+        p += len;
+        if (!*p)
+            break;
     }
-    free(copy);
 }
 
 /* Whether ARG looks like a value rather than an option: "-3e-8", "-inf". */
@@ -660,7 +678,7 @@ int main(int argc, char **argv)
         const char *eq = strchr(arg, '=');
         size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
         if (nlen >= sizeof name)
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\"\n%s", arg, usage);
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpinspect --help)", arg);
         memcpy(name, arg, nlen);
         name[nlen] = '\0';
         static const char *const with_arg[] = {"--fmt", "--round", "--to", "--info", "--table"};
@@ -674,7 +692,7 @@ int main(int argc, char **argv)
             else if (i + 1 < argc)
                 val = argv[++i];
             else
-                cli_die(CLI_EXIT_USAGE, "option %s needs an argument\n%s", name, usage);
+                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpinspect --help)", name);
         } else if (eq) {
             cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
         }
@@ -686,7 +704,6 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(name, "--fmt") == 0) {
             o.fmt = cli_format(val);
-            o.fmt_given = true;
         } else if (strcmp(name, "--round") == 0) {
             o.ctx.round = cli_round(val);
             if (o.ctx.round == FPK_SR)
@@ -706,7 +723,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--json") == 0) {
             o.json = true;
         } else {
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\"\n%s", arg, usage);
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpinspect --help)", arg);
         }
     }
 

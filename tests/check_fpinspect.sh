@@ -1,0 +1,456 @@
+#!/bin/sh
+# fpinspect against its golden outputs (tests/fpinspect/NAME.out), the facts
+# the tool must show, its error cases, the validity of its JSON (python3) and
+# every example of man/fpinspect.1.  make check runs it from the build
+# directory with srcdir set; FPINSPECT names another binary.
+#
+# FPINSPECT_REGEN=DIR writes every golden output into DIR instead of
+# comparing it: each new file must be read and checked before it replaces a
+# golden file.
+set -eu
+
+srcdir=${srcdir:-.}
+FPINSPECT=${FPINSPECT:-${top_builddir:-.}/tools/fpinspect}
+golden=$srcdir/tests/fpinspect
+manpage=$srcdir/man/fpinspect.1
+regen=${FPINSPECT_REGEN:-}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpinspect.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: $*"
+}
+
+if [ ! -x "$FPINSPECT" ]; then
+    echo "check_fpinspect: $FPINSPECT is not an executable" >&2
+    exit 99
+fi
+have_python=no
+if command -v python3 >/dev/null 2>&1; then
+    have_python=yes
+fi
+
+# run NAME ARGS...: runs fpinspect into $tmp/NAME.{out,err,rc}.
+run() {
+    name=$1
+    shift
+    rc=0
+    "$FPINSPECT" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+    echo "$rc" >"$tmp/$name.rc"
+}
+
+# golden NAME ARGS...: exit 0, nothing on stderr, stdout equal to the golden
+# file.  The output stays in $tmp/NAME.out for the checks that follow.
+golden() {
+    name=$1
+    shift
+    run "$name" "$@"
+    if [ -n "$regen" ]; then
+        cp "$tmp/$name.out" "$regen/$name.out"
+    fi
+    if [ "$(cat "$tmp/$name.rc")" -ne 0 ] || [ -s "$tmp/$name.err" ]; then
+        bad "$name: fpinspect $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
+    elif [ -n "$regen" ]; then
+        ok
+    elif [ ! -f "$golden/$name.out" ]; then
+        bad "$name: no golden file $golden/$name.out"
+    elif cmp -s "$golden/$name.out" "$tmp/$name.out"; then
+        ok
+    else
+        bad "$name: fpinspect $* differs from $golden/$name.out:"
+        diff -u "$golden/$name.out" "$tmp/$name.out" | head -n 40 || true
+    fi
+}
+
+# has NAME REGEX...: every extended REGEX matches a line of NAME's output.
+has() {
+    name=$1
+    shift
+    for re in "$@"; do
+        if grep -Eq -- "$re" "$tmp/$name.out"; then
+            ok
+        else
+            bad "$name: no line matches /$re/"
+        fi
+    done
+}
+
+# same NAME1 NAME2: the two outputs are identical.
+same() {
+    if cmp -s "$tmp/$1.out" "$tmp/$2.out"; then
+        ok
+    else
+        bad "$1 and $2 differ"
+    fi
+}
+
+# lines NAME N: the output has N lines.
+lines() {
+    n=$(wc -l <"$tmp/$1.out" | tr -d ' ')
+    if [ "$n" -eq "$2" ]; then
+        ok
+    else
+        bad "$1: $n lines, expected $2"
+    fi
+}
+
+# usage_error REGEX ARGS...: exit status 2, nothing on stdout, one line on
+# stderr, matching REGEX.
+nerr=0
+usage_error() {
+    re=$1
+    shift
+    nerr=$((nerr + 1))
+    run "err$nerr" "$@"
+    rc=$(cat "$tmp/err$nerr.rc")
+    n=$(wc -l <"$tmp/err$nerr.err" | tr -d ' ')
+    if [ "$rc" -ne 2 ]; then
+        bad "fpinspect $*: exit status $rc, expected 2"
+    elif [ -s "$tmp/err$nerr.out" ]; then
+        bad "fpinspect $*: wrote to stdout: $(head -n 1 "$tmp/err$nerr.out")"
+    elif [ "$n" -ne 1 ]; then
+        bad "fpinspect $*: $n lines on stderr, expected 1: $(cat "$tmp/err$nerr.err")"
+    elif ! grep -Eq -- "^fpinspect: .*$re" "$tmp/err$nerr.err"; then
+        bad "fpinspect $*: message does not match /$re/: $(cat "$tmp/err$nerr.err")"
+    else
+        ok
+    fi
+}
+
+# json NAME [PYTHON]: every line of NAME's output is a JSON object; then the
+# Python expression PYTHON (over d, the first object, and docs, all of them)
+# must be true.
+json() {
+    name=$1
+    expr=${2:-True}
+    if [ "$have_python" = no ]; then
+        bad "$name: python3 is needed to check JSON"
+        return
+    fi
+    if python3 - "$tmp/$name.out" "$expr" <<'EOF'
+import json, sys
+path, expr = sys.argv[1], sys.argv[2]
+with open(path, encoding="utf-8") as f:
+    text = f.read()
+if not text.endswith("\n"):
+    sys.exit("output does not end with a newline")
+docs = [json.loads(line) for line in text.splitlines()]
+if not docs or not all(isinstance(d, dict) for d in docs):
+    sys.exit("not one JSON object per line")
+d = docs[0]
+if not eval("(" + expr + "\n)"):
+    sys.exit("false: " + expr)
+EOF
+    then
+        ok
+    else
+        bad "$name: JSON check failed"
+    fi
+}
+
+# Encodings, one per interesting corner of each format.
+golden fp16-3c00 0x3c00 --fmt fp16
+golden fp16-3c00-bin 0b0011110000000000 --fmt fp16
+golden fp16-7bff 0x7bff --fmt fp16
+golden fp16-0001 0x0001 --fmt fp16
+golden fp16-8000 0x8000 --fmt fp16
+golden fp16-7c01 0x7c01 --fmt fp16 --to all
+golden e4m3-7f 0x7f --fmt e4m3
+golden e4m3-7e 0x7e --fmt e4m3 --to all
+golden e4m3-80 0x80 --fmt e4m3
+golden e4m3-01 0b00000001 --fmt e4m3 --to all
+golden e5m2-7b 0x7b --fmt e5m2 --to all
+golden e5m2-7d 0x7d --fmt e5m2
+golden bf16-7f80 0x7f80 --fmt bf16
+golden bf16-0001 0x0001 --fmt bf16 --to all
+golden tf32-1fc00 0x1fc00 --fmt tf32
+golden tf32-3f800000 0x3f800000 --fmt tf32
+golden tf32-7f7fe000 0x7f7fe000 --fmt tf32 --to all
+golden fp32-7f7fffff 0x7f7fffff --to all
+golden fp32-00000001 0x00000001 --to all
+golden fp64-1 0x1 --fmt fp64
+golden fp64-7fefffffffffffff 0x7fefffffffffffff --fmt fp64 --to all
+
+# Numbers: decimal, negative, hexadecimal, special, overflowing, per mode.
+golden fp64-1e-8-all 1e-8 --fmt fp64 --to all
+golden fp32-1e-7-fp16 1e-7 --to fp16
+golden fp32-neg-3e-8 -3e-8 --to bf16,fp16
+golden fp16-neg-1.1 -1.1 --fmt fp16 --to all
+golden fp32-hex 0x1.8p-3 --to all
+golden bf16-hex-rtz 0x1.8p-3 --fmt bf16 --round rtz
+golden bf16-hex-inexact-rtz 0x1.fffp0 --fmt bf16 --round rtz
+golden bf16-hex-inexact-rup 0x1.fffp0 --fmt bf16 --round rup
+golden fp32-inf inf --to all
+golden fp32-neg-inf -inf --to all
+golden fp16-nan nan --fmt fp16 --to all
+golden e4m3-neg-inf -inf --fmt e4m3
+golden e4m3-neg-inf-sat -inf --fmt e4m3 --saturate
+golden fp16-1e999 1e999 --fmt fp16
+golden fp64-1e-400 1e-400 --fmt fp64
+golden e4m3-464 464 --fmt e4m3
+golden e4m3-465 465 --fmt e4m3
+golden e4m3-464-rna 464 --fmt e4m3 --round rna
+golden e4m3-465-sat 465 --fmt e4m3 --saturate
+golden fp16-500-fp8 500 --fmt fp16 --to e4m3,e5m2
+golden fp16-500-fp8-sat 500 --fmt fp16 --to e4m3,e5m2 --saturate
+golden fp32-1e-5-ftz 1e-5 --to fp16 --ftz
+for mode in rne rna rtz rup rdn rod; do
+    golden "e4m3-0.1-$mode" 0.1 --fmt e4m3 --round "$mode" --to e5m2
+    golden "e4m3-neg-0.1-$mode" -0.1 --fmt e4m3 --round "$mode"
+done
+golden e5m2-several 1 -2.5 0x3c --fmt e5m2
+
+# Format reports.
+for f in fp64 fp32 tf32 fp16 bf16 e4m3 e5m2; do
+    golden "info-$f" --info "$f"
+done
+golden info-fp16-ftz --info fp16 --ftz
+golden info-fp16-rup-sat --info fp16 --round rup --saturate
+golden info-fp16-rdn --info fp16 --round rdn
+golden info-e4m3-rna --info e4m3 --round rna
+golden info-e4m3-rod --info e4m3 --round rod
+golden info-e4m3-sat --info e4m3 --saturate
+golden info-e5m2-rtz --info e5m2 --round rtz
+golden table-e4m3 --table e4m3
+golden table-e5m2 --table e5m2
+golden formats --formats
+
+# JSON.
+golden json-fp16-3c00 --json 0x3c00 --fmt fp16
+golden json-fp64-1e-8-all --json 1e-8 --fmt fp64 --to all
+golden json-fp32-1e-7-fp16 --json 1e-7 --to fp16
+golden json-e5m2-several --json 1 -2.5 0x3c --fmt e5m2
+golden json-e4m3-neg-inf --json -inf --fmt e4m3 --to fp16
+golden json-fp16-nan --json nan --fmt fp16 --to e4m3
+golden json-tf32-3f800000 --json 0x3f800000 --fmt tf32
+golden json-info-fp16 --json --info fp16
+golden json-info-e4m3 --json --info e4m3
+golden json-table-e4m3 --json --table e4m3
+golden json-table-e5m2 --json --table e5m2
+golden json-formats --json --formats
+
+# What `fpinspect 0x3c00 --fmt fp16` must show.
+has fp16-3c00 '^fp16 0x3c00$' \
+    '^  fields       0 \| 01111 \| 0000000000 ' \
+    '^  sign         0 \(\+\)$' \
+    '^  exponent     01111 = 15, unbiased 0, bias 15$' \
+    '^  significand  1\.0000000000 ' \
+    '^  class        normal$' \
+    '^  value        1$' \
+    '^  ulp          2\^-10 = 0\.0009765625$' \
+    '^  below        0x3bff  0\.99951171875$' \
+    '^  above        0x3c01  1\.0009765625$'
+same fp16-3c00 fp16-3c00-bin
+same tf32-1fc00 tf32-3f800000
+has tf32-3f800000 '^tf32 0x1fc00$' '^  value        1$'
+
+# 1e-8: fp16, e5m2 and e4m3 underflow to zero; bf16, tf32, fp32 keep it.
+has fp64-1e-8-all \
+    '^    fp16 +0x0000 +0 +rel\.err 1\.000e\+00 +underflow,inexact +underflowed to zero$' \
+    '^    e5m2 +0x00 +0 +rel\.err 1\.000e\+00 +underflow,inexact +underflowed to zero$' \
+    '^    e4m3 +0x00 +0 +rel\.err 1\.000e\+00 +underflow,inexact +underflowed to zero$' \
+    '^    bf16 +0x322c +1\.001171767711639404296875e-08 +rel\.err 1\.172e-03 +inexact +rounded up$' \
+    '^    tf32 +0x1915e +9\.997165761888027191162109375e-09 +rel\.err 2\.834e-04 +inexact +rounded down$' \
+    '^    fp32 +0x322bcc77 +9\.99999993922529029077850282192230224609375e-09 +rel\.err 6\.077e-09 +inexact +rounded down$'
+# ... and fp16's threshold: 1e-8 < 2^-25.
+has info-fp16 '^  to zero \(rne\) +0 < x <= 2\^-25 = 2\.98023223876953125e-08;' \
+    '^  overflow \(rne\) +x >= 65520 goes to inf;'
+
+# 1e-7 into fp16: the subnormal 0x0002, 19% off.
+has fp32-1e-7-fp16 \
+    '^    fp16 +0x0002 +1\.1920928955078125e-07 +rel\.err 1\.921e-01 +underflow,inexact +subnormal, rounded$'
+
+# The e4m3 table: 256 encodings, 448 the largest finite, S.1111.111 NaN.
+lines table-e4m3 257
+has table-e4m3 '^0x7e +0 1111 110 +8 +448 +normal$' \
+    '^0x7f +0 1111 111 +nan +quiet NaN$' \
+    '^0xff +1 1111 111 +nan +quiet NaN$' \
+    '^0xfe +1 1111 110 +8 +-448 +normal$'
+if [ "$(grep -c 'NaN$' "$tmp/table-e4m3.out")" -eq 2 ] &&
+    [ "$(grep -c ' inf$' "$tmp/table-e4m3.out")" -eq 0 ]; then
+    ok
+else
+    bad "table-e4m3: expected two NaN rows and no infinity"
+fi
+lines table-e5m2 257
+has table-e5m2 '^0x7b +0 11110 11 +15 +57344 +normal$' \
+    '^0x7c +0 11111 00 +inf +inf$' '^0x7d +0 11111 01 +nan +signaling NaN$'
+
+# Negative numbers are values, not options; -- ends the options.
+has fp32-neg-3e-8 '^input -3e-8$' '^fp32 0xb300d959$'
+has e4m3-neg-inf '^input -inf$' '^e4m3 0x7f$'
+run neg-point -.5 --fmt e4m3
+run dashdash --fmt=e4m3 -- -0.5
+has neg-point '^input -\.5$' '^e4m3 0xb0$'
+has dashdash '^input -0\.5$' '^e4m3 0xb0$'
+
+# Bad input: one line on stderr, status 2, nothing on stdout.
+usage_error 'not a hexadecimal digit' 0xZZ
+usage_error "wider than fp16's 16 bits" 0x1ffff --fmt fp16
+usage_error 'unknown format "fp17"; known formats: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2' 1 --fmt fp17
+usage_error 'unknown format "x"; known formats: fp64,' 1 --to fp16,x
+usage_error 'unknown format "fp99"; known formats: fp64,' --info fp99
+usage_error 'empty value' ''
+usage_error '"1\.5x"' 1.5x
+usage_error 'no digits' 0x
+usage_error 'not a binary digit' 0b102
+usage_error 'unknown option "--bogus"' --bogus 1
+usage_error 'unknown option "-x"' -x
+usage_error 'option --fmt needs an argument' 1 --fmt
+usage_error 'option --table needs an argument' --table
+usage_error 'option --json takes no argument' --json=yes 1
+usage_error 'low 13 bits zero' 0x3f800001 --fmt tf32
+usage_error "wider than tf32's 19 bits" 0x100000000 --fmt tf32
+usage_error 'at most 8 bits' --table fp16
+usage_error 'unknown rounding mode "up"' 1 --round up
+usage_error 'wider than 64 bits' 0x10000000000000000 --fmt fp64
+usage_error '"1e"' 1e
+usage_error '"0x1p"' 0x1p
+usage_error 'unexpected character "-" at offset 1 in "--fmt"' -- --fmt
+
+# No argument at all: the usage on stderr, status 2.
+run noargs
+if [ "$(cat "$tmp/noargs.rc")" -eq 2 ] && [ ! -s "$tmp/noargs.out" ] &&
+    head -n 1 "$tmp/noargs.err" | grep -q '^usage: fpinspect '; then
+    ok
+else
+    bad "fpinspect without arguments: status $(cat "$tmp/noargs.rc"), or no usage on stderr"
+fi
+
+# JSON: every --json output parses; the key fields hold what they must.
+for f in "$tmp"/json-*.out; do
+    json "$(basename "$f" .out)"
+done
+json json-fp16-3c00 'len(docs) == 1 and d["format"] == "fp16" and d["bits"] == "0x3c00"
+    and d["value"] == "1" and d["class"] == "normal" and d["sign"] == 0
+    and d["fields"] == {"sign": "0", "exponent": "01111", "mantissa": "0000000000"}
+    and d["exponent"] == {"biased": 15, "unbiased": 0, "bias": 15}
+    and d["ulp"] == {"log2": -10, "value": "0.0009765625"} and d["m"] == 1024 and d["e"] == -10
+    and d["below"]["bits"] == "0x3bff" and d["above"]["bits"] == "0x3c01"
+    and d["input"] == "0x3c00" and "rounding" not in d and d["to"] == []'
+json json-fp64-1e-8-all 'len(docs) == 1 and d["bits"] == "0x3e45798ee2308c3a"
+    and d["rounding"]["direction"] == "up" and d["rounding"]["flags"] == ["inexact"]
+    and [t["format"] for t in d["to"]] == ["fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2"]
+    and all(t["underflow"] and t["bits"] in ("0x0000", "0x00") and t["value"] == "0"
+            and t["rel_error"] == 1 and t["flags"] == ["underflow", "inexact"]
+            for t in d["to"] if t["format"] in ("fp16", "e4m3", "e5m2"))
+    and all(not t["underflow"] and not t["subnormal"] and 0 < t["rel_error"] < 2e-3
+            for t in d["to"] if t["format"] in ("fp32", "tf32", "bf16"))
+    and d["to"][0]["rel_error"] == 0 and d["to"][0]["note"] == "exact"'
+json json-fp32-1e-7-fp16 'd["to"][0]["bits"] == "0x0002" and d["to"][0]["subnormal"]
+    and not d["to"][0]["underflow"] and abs(d["to"][0]["rel_error"] - 0.19209288) < 1e-7
+    and d["to"][0]["flags"] == ["underflow", "inexact"]'
+json json-e5m2-several 'len(docs) == 3 and [x["bits"] for x in docs] == ["0x3c", "0xc1", "0x3c"]
+    and [x["input"] for x in docs] == ["1", "-2.5", "0x3c"]
+    and "rounding" in docs[1] and "rounding" not in docs[2]'
+json json-e4m3-neg-inf 'd["bits"] == "0x7f" and d["class"] == "quiet NaN"
+    and d["rounding"]["direction"] == "NaN" and d["rounding"]["flags"] == ["invalid"]
+    and "ulp" not in d and d["to"][0]["bits"] == "0x7e00"'
+json json-fp16-nan 'd["bits"] == "0x7e00" and d["value"] == "nan"
+    and d["rounding"]["rel_error"] == 0 and d["to"][0]["bits"] == "0x7f" and d["to"][0]["note"] == "NaN"'
+json json-tf32-3f800000 'd["bits"] == "0x1fc00" and d["width"] == 19 and d["value"] == "1"'
+json json-info-fp16 'd["format"] == "fp16" and d["width"] == 16 and d["exp_bits"] == 5
+    and d["man_bits"] == 10 and d["bias"] == 15 and d["max_finite"] == {"bits": "0x7bff", "value": "65504"}
+    and d["min_normal"]["value"] == "0.00006103515625"
+    and d["min_subnormal"]["value"] == "5.9604644775390625e-08"
+    and d["epsilon"] == {"value": "0.0009765625", "log2": -10}
+    and d["unit_roundoff"] == {"value": "0.00048828125", "log2": -11}
+    and d["nan"] == "0x7e00" and d["inf"] == "0x7c00" and d["round"] == "rne"
+    and d["normal_binades"] == 30 and d["subnormal_binades"] == 10
+    and d["to_zero"]["positive"] == "0 < x <= 2^-25 = 2.98023223876953125e-08"
+    and d["overflow"]["positive"] == "x >= 65520 goes to inf"'
+json json-info-e4m3 'd["max_finite"] == {"bits": "0x7e", "value": "448"} and d["inf"] == "none"
+    and d["nan"] == "0x7f" and d["overflow"]["positive"] == "x > 464 becomes NaN"
+    and d["to_zero"]["positive"] == "0 < x <= 2^-10 = 0.0009765625"'
+json json-table-e4m3 'd["format"] == "e4m3" and len(d["table"]) == 256
+    and d["table"][0x7e] == {"bits": "0x7e", "sign": 0, "exponent": "1111", "mantissa": "110",
+                             "E": 8, "value": "448", "class": "normal"}
+    and [r["bits"] for r in d["table"] if "NaN" in r["class"]] == ["0x7f", "0xff"]
+    and not any(r["class"] == "inf" for r in d["table"])'
+json json-table-e5m2 'len(d["table"]) == 256 and d["table"][0x7c]["class"] == "inf"
+    and d["table"][0x7b]["value"] == "57344" and d["table"][0xfd]["class"] == "signaling NaN"'
+json json-formats '[f["name"] for f in d["formats"]] == ["fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2"]
+    and d["formats"][3]["max_finite"] == "65504" and d["formats"][5]["max_finite"] == "448"
+    and d["formats"][5]["specials"] == "NaN only (no inf)"'
+
+# --help and --version: stdout, status 0.
+run help --help
+if [ "$(cat "$tmp/help.rc")" -eq 0 ] && [ ! -s "$tmp/help.err" ] &&
+    grep -q '^usage: fpinspect ' "$tmp/help.out"; then
+    ok
+else
+    bad "--help: status $(cat "$tmp/help.rc"), or no usage line on stdout"
+fi
+run version --version
+if [ "$(cat "$tmp/version.rc")" -eq 0 ] && grep -q '^fpinspect (fpkit [0-9]' "$tmp/version.out"; then
+    ok
+else
+    bad "--version: status $(cat "$tmp/version.rc"): $(cat "$tmp/version.out")"
+fi
+
+# The usage lines of --help are the SYNOPSIS of the man page, but for
+# letter case and spacing.
+if [ "$have_python" = yes ] && command -v mandoc >/dev/null 2>&1; then
+    mandoc -Tascii "$manpage" >"$tmp/man.txt"
+    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
+import re, sys
+man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
+synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
+usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
+a = "".join(synopsis.split()).lower()
+b = "".join(usage.replace("usage:", "", 1).split()).lower()
+if a != b:
+    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
+EOF
+    then
+        ok
+    else
+        bad "the SYNOPSIS of $manpage and the usage lines differ"
+    fi
+else
+    echo "SKIP: SYNOPSIS against the usage lines (needs mandoc and python3)"
+fi
+
+# Every example of the man page runs and exits 0.  The first one's output
+# is shown in the page: it must be what the tool prints.
+nex=0
+sed -n 's/^\.Dl fpinspect //p' "$manpage" | sed 's/\\-/-/g' >"$tmp/examples"
+while IFS= read -r line; do
+    nex=$((nex + 1))
+    set -f
+    # shellcheck disable=SC2086 # an example's arguments are plain words
+    set -- $line
+    set +f
+    run "example$nex" "$@"
+    if [ "$(cat "$tmp/example$nex.rc")" -eq 0 ] && [ -s "$tmp/example$nex.out" ] &&
+        [ ! -s "$tmp/example$nex.err" ]; then
+        ok
+    else
+        bad "man page example: fpinspect $line: status $(cat "$tmp/example$nex.rc"): $(head -n 2 "$tmp/example$nex.err")"
+    fi
+    case " $line " in
+    *" --json "*) json "example$nex" ;;
+    esac
+done <"$tmp/examples"
+if [ "$nex" -ge 7 ]; then
+    ok
+else
+    bad "$manpage: only $nex examples found"
+fi
+sed -n '/^\.Dl fpinspect 0x3c00 \\-\\-fmt fp16$/,/^\.Ed$/p' "$manpage" |
+    sed '1,2d;$d' | sed 's/\\(mu/×/g; s/\\-/-/g' >"$tmp/shown.out"
+echo >>"$tmp/shown.out" # the report's closing blank line
+if [ -s "$tmp/shown.out" ] && cmp -s "$tmp/shown.out" "$tmp/fp16-3c00.out"; then
+    ok
+else
+    bad "$manpage: the output shown for fpinspect 0x3c00 --fmt fp16 is not what it prints:"
+    diff -u "$tmp/shown.out" "$tmp/fp16-3c00.out" | head -n 20 || true
+fi
+
+echo "fpinspect: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
