@@ -1,0 +1,443 @@
+/* Tensor dumps: opening a file and recognising its kind, raw files, the
+ * accessors, and reading elements in chunks as doubles. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dump-impl.h"
+#include "fpkit-impl.h"
+
+/* Bytes read per pread by fpk_dump_read: memory stays this small whatever
+ * the file's size. */
+#define FPKI_READ_CHUNK 16384
+
+static void path_verror(fpk_error *err, int code, const char *path, const char *fmt, va_list ap)
+{
+    if (!err)
+        return;
+    err->code = code;
+    size_t len = strlen(path);
+    int n = snprintf(err->msg, sizeof err->msg, "%s%s: ", len > 160 ? "..." : "",
+                     len > 160 ? path + len - 157 : path);
+    if (n < 0 || (size_t)n >= sizeof err->msg)
+        n = 0;
+    vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+}
+
+int fpki_path_error(fpk_error *err, int code, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    path_verror(err, code, path, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int fpki_dump_error(fpk_error *err, int code, const fpk_dump *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    path_verror(err, code, d->path, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int fpki_errno_error(fpk_error *err, const char *path, const char *what, int errnum)
+{
+    char text[128];
+    if (strerror_r(errnum, text, sizeof text) != 0)
+        snprintf(text, sizeof text, "error %d", errnum);
+    return fpki_path_error(err, FPK_EIO, path, "%s: %s", what, text);
+}
+
+int fpki_dump_pread(const fpk_dump *d, void *buf, size_t n, uint64_t offset, const char *what,
+                    fpk_error *err)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = pread(d->fd, p, n, (off_t)offset);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            char where[80];
+            snprintf(where, sizeof where, "reading %s at byte %" PRIu64, what, offset);
+            return fpki_errno_error(err, d->path, where, errno);
+        }
+        if (got == 0)
+            return fpki_dump_error(err, FPK_EIO, d,
+                                   "file ends at byte %" PRIu64 " while reading %s; it was %" PRIu64
+                                   " bytes when opened",
+                                   offset, what, d->size);
+        p += got;
+        n -= (size_t)got;
+        offset += (uint64_t)got;
+    }
+    return FPK_OK;
+}
+
+const char *fpki_dump_basename(const fpk_dump *d)
+{
+    const char *slash = strrchr(d->path, '/');
+    return slash ? slash + 1 : d->path;
+}
+
+bool fpki_shape_size(const uint64_t *shape, int ndim, size_t itemsize, uint64_t *count,
+                     uint64_t *bytes)
+{
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0) {
+            *count = *bytes = 0;
+            return true;
+        }
+    uint64_t c = 1;
+    for (int i = 0; i < ndim; i++)
+        if (__builtin_mul_overflow(c, shape[i], &c))
+            return false;
+    if (__builtin_mul_overflow(c, (uint64_t)itemsize, bytes))
+        return false;
+    *count = c;
+    return true;
+}
+
+void fpki_shape_text(char *buf, size_t len, const uint64_t *shape, int ndim, char open,
+                     char close)
+{
+    size_t used = 0;
+    bool cut = false;
+    char piece[32];
+    for (int i = -1; i <= ndim; i++) {
+        if (i < 0)
+            snprintf(piece, sizeof piece, "%c", open);
+        else if (i == ndim)
+            snprintf(piece, sizeof piece, "%s%c", ndim == 1 && open == '(' ? "," : "", close);
+        else
+            snprintf(piece, sizeof piece, "%s%" PRIu64, i > 0 ? ", " : "", shape[i]);
+        size_t n = strlen(piece);
+        if (used + n + 4 > len) {
+            cut = true;
+            break;
+        }
+        memcpy(buf + used, piece, n);
+        used += n;
+    }
+    if (cut && len >= 4) {
+        memcpy(buf + used, "...", 3);
+        used += 3;
+    }
+    if (len > 0)
+        buf[used < len ? used : len - 1] = '\0';
+}
+
+void fpki_quote_text(char *buf, size_t len, const char *s, size_t n)
+{
+    if (len == 0)
+        return;
+    size_t keep = n;
+    bool cut = n >= len && len >= 4;
+    if (n >= len)
+        keep = cut ? len - 4 : len - 1;
+    for (size_t i = 0; i < keep; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+    }
+    if (cut) {
+        memcpy(buf + keep, "...", 3);
+        keep += 3;
+    }
+    buf[keep] = '\0';
+}
+
+/* A raw file: SPEC's dtype and shape, the elements filling the file. */
+static int raw_open(fpk_dump *d, const fpk_raw_spec *spec, fpk_error *err)
+{
+    if ((unsigned)spec->dtype >= FPK_DTYPE_COUNT)
+        return fpki_dump_error(err, FPK_ERANGE, d, "raw dtype %d is not a dtype", (int)spec->dtype);
+    if (spec->ndim < 0 || spec->ndim > FPK_MAX_DIMS)
+        return fpki_dump_error(err, FPK_ERANGE, d,
+                               "raw shape has %d dimensions; 0 to %d are allowed", spec->ndim,
+                               FPK_MAX_DIMS);
+    size_t size = fpk_dtype_size(spec->dtype);
+    const char *name = fpk_dtype_name(spec->dtype);
+    if (d->size % size != 0)
+        return fpki_dump_error(err, FPK_EFORMAT, d,
+                               "file is %" PRIu64
+                               " bytes, not a whole number of %zu-byte %s elements",
+                               d->size, size, name);
+    fpk_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
+    d->tensors = t;
+    d->ntensors = 1;
+    t->name = fpki_dump_basename(d);
+    t->dtype = spec->dtype;
+    t->big_endian = spec->big_endian;
+    t->count = d->size / size;
+    if (spec->ndim == 0) {
+        t->ndim = 1;
+        t->shape[0] = t->count;
+        return FPK_OK;
+    }
+    t->ndim = spec->ndim;
+    memcpy(t->shape, spec->shape, (size_t)spec->ndim * sizeof t->shape[0]);
+    uint64_t count, bytes;
+    if (!fpki_shape_size(t->shape, t->ndim, size, &count, &bytes) || count != t->count) {
+        char shape[128];
+        fpki_shape_text(shape, sizeof shape, t->shape, t->ndim, '[', ']');
+        return fpki_dump_error(err, FPK_EFORMAT, d,
+                               "raw shape %s does not hold the file's %" PRIu64
+                               " %s elements (%" PRIu64 " bytes)",
+                               shape, t->count, name, d->size);
+    }
+    return FPK_OK;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int check_regular(fpk_dump *d, const struct stat *st, fpk_error *err)
+{
+    if (S_ISDIR(st->st_mode))
+        return fpki_dump_error(err, FPK_EIO, d, "is a directory, not a dump file");
+    if (!S_ISREG(st->st_mode))
+        return fpki_dump_error(err, FPK_EIO, d, "is not a regular file (a FIFO, socket or device)");
+    return FPK_OK;
+}
+
+/* Opens d->path for reading as a regular file, never blocking: a FIFO
+ * without a writer would make a plain open() wait forever. */
+static int open_regular(fpk_dump *d, fpk_error *err)
+{
+    struct stat st;
+    if (stat(d->path, &st) != 0)
+        return fpki_errno_error(err, d->path, "cannot open", errno);
+    int rc = check_regular(d, &st, err);
+    if (rc != FPK_OK)
+        return rc;
+    d->fd = open(d->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (d->fd < 0)
+        return fpki_errno_error(err, d->path, "cannot open", errno);
+    /* What was opened, should the path have changed since. */
+    if (fstat(d->fd, &st) != 0)
+        return fpki_errno_error(err, d->path, "cannot stat", errno);
+    if ((rc = check_regular(d, &st, err)) != FPK_OK)
+        return rc;
+    int fl = fcntl(d->fd, F_GETFL);
+    if (fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return fpki_errno_error(err, d->path, "cannot set blocking mode", errno);
+    if (st.st_size < 0)
+        return fpki_dump_error(err, FPK_EIO, d, "has a negative size");
+    d->size = (uint64_t)st.st_size;
+    return FPK_OK;
+}
+
+/* The kind of D from its first bytes, then its extension. */
+static int open_contents(fpk_dump *d, fpk_error *err)
+{
+    static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    unsigned char head[9];
+    size_t n = d->size < sizeof head ? (size_t)d->size : sizeof head;
+    if (n == 0)
+        return fpki_dump_error(err, FPK_EFORMAT, d, "file is empty");
+    int rc = fpki_dump_pread(d, head, n, 0, "the first bytes", err);
+    if (rc != FPK_OK)
+        return rc;
+    if (memcmp(head, npy_magic, n < 6 ? n : 6) == 0)
+        return fpki_npy_open(d, err);
+    if (n == 9 && head[8] == '{')
+        return fpki_safetensors_open(d, err);
+    if (has_suffix(d->path, ".npy"))
+        return fpki_npy_open(d, err);
+    if (has_suffix(d->path, ".safetensors"))
+        return fpki_safetensors_open(d, err);
+    return fpki_dump_error(err, FPK_EFORMAT, d,
+                           "neither a .npy file (no \\x93NUMPY magic at byte 0) nor safetensors "
+                           "(no '{' at byte 8); a raw file needs its dtype and shape");
+}
+
+int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **dp, fpk_error *err)
+{
+    *dp = NULL;
+    fpk_dump *d = calloc(1, sizeof *d);
+    if (!d || !(d->path = strdup(path ? path : "(null)"))) {
+        free(d);
+        if (err) {
+            err->code = FPK_ENOMEM;
+            snprintf(err->msg, sizeof err->msg, "%s: out of memory", path ? path : "(null)");
+        }
+        return FPK_ENOMEM;
+    }
+    d->fd = -1;
+    d->kind = raw ? "raw" : "";
+    int rc = path ? open_regular(d, err)
+                  : fpki_dump_error(err, FPK_EIO, d, "no file name given");
+    if (rc == FPK_OK)
+        rc = raw ? raw_open(d, raw, err) : open_contents(d, err);
+    if (rc != FPK_OK) {
+        fpk_dump_close(d);
+        return rc;
+    }
+    *dp = d;
+    return FPK_OK;
+}
+
+void fpk_dump_close(fpk_dump *d)
+{
+    if (!d)
+        return;
+    if (d->fd >= 0)
+        close(d->fd);
+    if (d->names)
+        for (size_t i = 0; i < d->ntensors; i++)
+            free(d->names[i]);
+    for (size_t i = 0; i < d->nmeta; i++) {
+        free(d->meta_keys[i]);
+        free(d->meta_values[i]);
+    }
+    free(d->meta_keys);
+    free(d->meta_values);
+    free(d->names);
+    free(d->tensors);
+    free(d->path);
+    free(d);
+}
+
+const char *fpk_dump_path(const fpk_dump *d)
+{
+    return d->path;
+}
+
+const char *fpk_dump_kind(const fpk_dump *d)
+{
+    return d->kind;
+}
+
+size_t fpk_dump_ntensors(const fpk_dump *d)
+{
+    return d->ntensors;
+}
+
+const fpk_tensor *fpk_dump_tensor(const fpk_dump *d, size_t i)
+{
+    return i < d->ntensors ? &d->tensors[i] : NULL;
+}
+
+const char *fpk_dump_metadata(const fpk_dump *d, const char *key)
+{
+    for (size_t i = 0; key && i < d->nmeta; i++)
+        if (strcmp(d->meta_keys[i], key) == 0)
+            return d->meta_values[i];
+    return NULL;
+}
+
+/* A, an encoding of F, as the fp64 encoding of the same value: what
+ * fpk_convert(&fpk_fp64, f, a) gives (NaN: the canonical NaN), without the
+ * general rounding path, ten times faster.  Exact because every dtype's
+ * format but fp64 has fewer significand bits and a narrower exponent range
+ * than fp64; even its subnormals are fp64 normals. */
+static inline uint64_t widen(const fpk_format *f, fpk_bits a)
+{
+    uint64_t sign = (a & f->sign_mask) ? UINT64_C(1) << 63 : 0;
+    fpk_bits mag = a & (f->exp_mask | f->man_mask);
+    if (mag > f->max_finite)
+        return mag == f->inf ? sign | fpk_fp64.inf : fpk_fp64.nan;
+    if (f == &fpk_fp64)
+        return a;
+    if (mag == 0)
+        return sign;
+    int64_t exp = (int64_t)(mag >> f->man_bits);
+    uint64_t man = mag & f->man_mask;
+    if (exp == 0) {
+        /* man * 2^(emin - man_bits) = 1.frac * 2^(top + emin - man_bits):
+         * the biased exponent of a normal would be 1 - (man_bits - top). */
+        int shift = f->man_bits - (63 - fpki_clz64(man));
+        exp = 1 - shift;
+        man = (man << shift) & f->man_mask;
+    }
+    return sign | (uint64_t)(exp - f->bias + fpk_fp64.bias) << fpk_fp64.man_bits |
+           man << (fpk_fp64.man_bits - f->man_bits);
+}
+
+/* The SIZE-byte element at P, in the byte order given: assembled from
+ * bytes, so the host's own order never matters. */
+static inline fpk_bits load(const unsigned char *p, size_t size, bool big)
+{
+    fpk_bits bits = 0;
+    if (big)
+        for (size_t b = 0; b < size; b++)
+            bits = bits << 8 | p[b];
+    else
+        for (size_t b = size; b-- > 0;)
+            bits = bits << 8 | p[b];
+    return bits;
+}
+
+static inline void store(double *out, uint64_t bits)
+{
+    memcpy(out, &bits, sizeof *out);
+}
+
+/* OUT[0..N-1] := the N elements of F at P.  One loop per element size, so
+ * that each is compiled with its size known. */
+static void convert(const fpk_format *f, size_t size, bool big, const unsigned char *p, size_t n,
+                    double *out)
+{
+    switch (size) {
+    case 1:
+        for (size_t j = 0; j < n; j++)
+            store(out + j, widen(f, p[j]));
+        break;
+    case 2:
+        for (size_t j = 0; j < n; j++)
+            store(out + j, widen(f, load(p + 2 * j, 2, big)));
+        break;
+    case 4:
+        for (size_t j = 0; j < n; j++)
+            store(out + j, widen(f, load(p + 4 * j, 4, big)));
+        break;
+    default:
+        for (size_t j = 0; j < n; j++)
+            store(out + j, widen(f, load(p + 8 * j, 8, big)));
+        break;
+    }
+}
+
+int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err)
+{
+    if (i >= d->ntensors)
+        return fpki_dump_error(err, FPK_ERANGE, d, "tensor %zu requested; the file has %zu", i,
+                               d->ntensors);
+    const fpk_tensor *t = &d->tensors[i];
+    if (first > t->count || n > t->count - first) {
+        char name[64];
+        fpki_quote_text(name, sizeof name, t->name, strlen(t->name));
+        return fpki_dump_error(err, FPK_ERANGE, d,
+                               "%zu elements from element %" PRIu64
+                               " requested; tensor \"%s\" has %" PRIu64,
+                               n, first, name, t->count);
+    }
+    const fpk_format *f = fpk_dtype_format(t->dtype);
+    size_t size = fpk_dtype_size(t->dtype);
+    /* Validated when opened: offset + count * size lies inside the file. */
+    uint64_t offset = t->offset + first * size;
+    unsigned char buf[FPKI_READ_CHUNK];
+    while (n > 0) {
+        size_t k = n < sizeof buf / size ? n : sizeof buf / size;
+        int rc = fpki_dump_pread(d, buf, k * size, offset, "tensor data", err);
+        if (rc != FPK_OK)
+            return rc;
+        convert(f, size, t->big_endian, buf, k, out);
+        out += k;
+        n -= k;
+        offset += (uint64_t)k * size;
+    }
+    return FPK_OK;
+}
