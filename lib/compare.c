@@ -2,19 +2,6 @@
  * compareQuietLessEqual and their signaling counterparts. */
 #include "fpkit-impl.h"
 
-/* The position of a non-NaN operand on the real line, as an integer that
- * orders like the values: for non-NaN encodings the magnitude orders like
- * the unsigned encoding without its sign bit, so the signed magnitude does
- * the rest.  Zeros (and subnormals under daz, which unpack reads as zeros)
- * all map to 0, so -0 == +0. */
-static int64_t order_key(const fpk_format *f, fpk_bits a, fpki_unpacked u)
-{
-    if (u.cls == FPK_CLASS_ZERO)
-        return 0;
-    int64_t mag = (int64_t)(a & (f->sign_mask - 1));
-    return u.sign ? -mag : mag;
-}
-
 /* Sets *ka, *kb to the order keys of A and B and returns true, or returns
  * false when either is NaN, raising invalid if SIGNALING or either NaN is
  * signaling. */
@@ -30,8 +17,8 @@ static bool ordered(const fpk_format *f, fpk_bits a, fpk_bits b, bool signaling,
             c->flags |= FPK_INVALID;
         return false;
     }
-    *ka = order_key(f, a, ua);
-    *kb = order_key(f, b, ub);
+    *ka = fpki_order_key(f, a, ua, false);
+    *kb = fpki_order_key(f, b, ub, false);
     return true;
 }
 

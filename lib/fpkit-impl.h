@@ -56,6 +56,19 @@ static inline fpki_unpacked fpki_unpack(const fpk_format *f, fpk_bits a, const f
     return u;
 }
 
+/* An integer that orders non-NaN operands like their values: the signed
+ * magnitude bits (which order like the magnitudes).  Zeros, and subnormals
+ * that unpack read as zeros under daz, map to 0 (-0 == +0), or with
+ * SIGNED_ZERO -0 to -1, below +0, for minimum and maximum. */
+static inline int64_t fpki_order_key(const fpk_format *f, fpk_bits a, fpki_unpacked u,
+                                     bool signed_zero)
+{
+    int64_t mag = u.cls == FPK_CLASS_ZERO ? 0 : (int64_t)(a & (f->sign_mask - 1));
+    if (!u.sign)
+        return mag;
+    return signed_zero ? -mag - 1 : -mag;
+}
+
 /* The one rounding core.  Rounds the exact value
  *     (-1)^sign * (hi * 2^64 + lo) * 2^exp,   hi:lo != 0,
  * into F under every rule of ctx (mode, tininess, ftz, saturate, the format's

@@ -1,15 +1,6 @@
 /* minimum, maximum, minimumNumber, maximumNumber (IEEE 754-2019 §9.6). */
 #include "fpkit-impl.h"
 
-/* An integer that orders non-NaN operands like their values, with -0 below
- * +0: the signed magnitude of the encoding (which orders like the value),
- * shifted down by one for negative signs so that -0 maps to -1. */
-static int64_t order_key(const fpk_format *f, fpk_bits a, fpki_unpacked u)
-{
-    int64_t mag = u.cls == FPK_CLASS_ZERO ? 0 : (int64_t)(a & (f->sign_mask - 1));
-    return u.sign ? -mag - 1 : mag;
-}
-
 /* A as a result: its encoding within F's width, or, when unpack read it as a
  * zero (a subnormal under daz), the zero of its sign, as hardware that flushes
  * its inputs returns it. */
@@ -42,7 +33,7 @@ static fpk_bits pick(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_minmax kin
         }
         return fpki_nan(f, snan, c);
     }
-    int64_t ka = order_key(f, a, ua), kb = order_key(f, b, ub);
+    int64_t ka = fpki_order_key(f, a, ua, true), kb = fpki_order_key(f, b, ub, true);
     bool take_b = want_max ? kb > ka : kb < ka;
     return take_b ? result_of(f, b, ub) : result_of(f, a, ua);
 }
