@@ -1,0 +1,663 @@
+#!/bin/sh
+# fpgrad on synthetic dumps whose answers are known exactly: values at, just
+# below and just above every format's underflow, subnormal and overflow
+# thresholds (expected classes written by hand from DESIGN.md's thresholds,
+# never computed by fpkit), --scale S and --scale auto on crafted tensors,
+# --match, the JSON and CSV, a directory of two halves against the whole
+# file, the error cases, the plot (PNG dimensions) and --report.  With numpy,
+# random tensors are also checked against numpy's own comparisons.
+#
+# make check runs it from the build directory with srcdir set; FPGRAD names
+# another binary.  Parts that need numpy or gnuplot are reported as skipped
+# when those are missing.
+set -eu
+
+srcdir=${srcdir:-.}
+FPGRAD=${FPGRAD:-./tools/fpgrad}
+FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
+export FPKIT_PLOTDIR
+manpage=$srcdir/man/fpgrad.1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpgrad.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+pass=0
+fail=0
+skip=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: $*"
+}
+skipped() {
+    skip=$((skip + 1))
+    echo "SKIP: $*"
+}
+
+if [ ! -x "$FPGRAD" ]; then
+    echo "check_fpgrad: $FPGRAD is not an executable" >&2
+    exit 99
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "check_fpgrad: python3 is needed to make the test data"
+    exit 77
+fi
+have_numpy=no
+if python3 -c 'import numpy' >/dev/null 2>&1; then
+    have_numpy=yes
+fi
+have_gnuplot=no
+if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    have_gnuplot=yes
+fi
+
+# The data, and what fpgrad must find in it (expect.json).
+python3 - "$tmp" <<'EOF'
+import json, math, os, random, struct, sys
+
+out = sys.argv[1]
+p2 = lambda e: math.ldexp(1.0, e)
+up = lambda x: x * (1 + p2(-52))          # the next double above x > 0
+
+def npy(path, values, descr="<f8", shape=None):
+    code = {"<f8": "d", "<f4": "f", "<f2": "e"}[descr]
+    data = struct.pack("<%d%s" % (len(values), code), *values)
+    shape = tuple(shape) if shape is not None else (len(values),)
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (descr, shape)
+    pad = (64 - (10 + len(header) + 1) % 64) % 64
+    header += " " * pad + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+
+def safetensors(path, tensors, metadata=None):
+    header, blobs, off = {}, [], 0
+    for name, shape, values in tensors:
+        b = struct.pack("<%df" % len(values), *values)
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+def log2floor(x):
+    return math.frexp(abs(x))[1] - 1
+
+# Value and its class in fp16, bf16, e4m3, e5m2 under RNE: Z rounds to zero,
+# S to a subnormal, N to a normal, O overflows.  From DESIGN.md: fp16 rounds
+# |x| <= 2^-25 to 0 and |x| >= 65520 to inf, min normal 2^-14; e4m3 <= 2^-10
+# to 0, > 464 overflows, min normal 2^-6; e5m2 <= 2^-17 to 0, >= 61440 to
+# inf, min normal 2^-14; bf16 <= 2^-134 to 0, min normal 2^-126, max
+# 2^128 - 2^120 (so 2^128 - 2^119 ties to inf).
+T = [
+    (p2(-26), "ZNZZ"),
+    (p2(-25), "ZNZZ"),
+    (up(p2(-25)), "SNZZ"),
+    (p2(-24), "SNZZ"),
+    (p2(-17), "SNZZ"),
+    (up(p2(-17)), "SNZS"),
+    (p2(-14) - p2(-30), "NNZN"),
+    (p2(-14) - p2(-24), "SNZN"),
+    (p2(-10), "NNZN"),
+    (up(p2(-10)), "NNSN"),
+    (p2(-7), "NNSN"),
+    (p2(-6), "NNNN"),
+    (1.0, "NNNN"),
+    (448.0, "NNNN"),
+    (464.0, "NNNN"),
+    (465.0, "NNON"),
+    (57344.0, "NNON"),
+    (61439.0, "NNON"),
+    (61440.0, "NNOO"),
+    (65504.0, "NNOO"),
+    (65519.0, "NNOO"),
+    (65520.0, "ONOO"),
+    (p2(-134), "ZZZZ"),
+    (up(p2(-134)), "ZSZZ"),
+    (p2(-127), "ZSZZ"),
+    (p2(128) - p2(119) - p2(76), "ONOO"),
+    (p2(128) - p2(119), "OOOO"),
+    (-p2(-25), "ZNZZ"),
+    (-465.0, "NNON"),
+    (-65520.0, "ONOO"),
+    (-up(p2(-10)), "NNSN"),
+]
+FMTS = ["fp16", "bf16", "e4m3", "e5m2"]
+specials = [0.0, -0.0, float("inf"), float("-inf"), float("nan")]
+values = [v for v, _ in T]
+npy(os.path.join(out, "thr.npy"), values[:10] + specials + values[10:])
+
+def expect_counts(table):
+    e = {}
+    for i, f in enumerate(FMTS):
+        c = [cls[i] for _, cls in table]
+        e[f] = {"underflow": c.count("Z"), "subnormal": c.count("S"), "overflow": c.count("O")}
+    return e
+
+hist = {}
+for v, _ in T:
+    hist[log2floor(v)] = hist.get(log2floor(v), 0) + 1
+lo, hi = min(hist), max(hist)
+expect = {
+    "thr": {
+        "count": len(T) + len(specials), "zeros": 2, "nonfinite": 3, "nonzero": len(T),
+        "amax": max(abs(v) for v in values),
+        "hist_min": lo, "hist": [hist.get(e, 0) for e in range(lo, hi + 1)],
+        "formats": expect_counts(T),
+        # under RTZ, fp16: |x| < 2^-24 becomes 0, |x| >= 65536 overflows
+        "rtz_fp16": {"underflow": sum(0 < abs(v) < p2(-24) for v in values),
+                     "overflow": sum(abs(v) >= 65536 for v in values)},
+    }
+}
+
+# --scale 1024 (fp16): 2^-35 -> 2^-25 (0); 2^-34 -> 2^-24 (subnormal);
+# 63.96875 -> 65504; 64 -> 65536 (inf); 2^-24 -> 2^-14 (normal).
+npy(os.path.join(out, "scale.npy"), [p2(-35), p2(-34), 63.96875, 64.0, p2(-24)], "<f4")
+# --scale 3 (not a power of two): 21840 * 3 = 65520 overflows, and
+# 21839.998046875 * 3 = 65519.994140625 rounds to 65504.
+npy(os.path.join(out, "scale3.npy"), [21840.0, 21839.998046875], "<f4")
+
+# --scale auto.  a: amax 1, loss scale 2^15, e4m3 2^8, e5m2 2^15.
+# b: amax 65519, loss 2^0, e4m3 2^-8 (65519/256 <= 448 < 65519/128),
+# e5m2 2^-1.  c: amax 65520, loss 2^-1.  d: amax 3, loss 2^14, e4m3 2^7,
+# e5m2 2^14.  Global amax 65520: loss 2^-1.
+os.mkdir(os.path.join(out, "auto"))
+npy(os.path.join(out, "auto", "a.npy"), [1.0, p2(-40), p2(-24)], "<f4")
+npy(os.path.join(out, "auto", "b.npy"), [65519.0], "<f4")
+npy(os.path.join(out, "auto", "c.npy"), [65520.0, 0.0], "<f4")
+npy(os.path.join(out, "auto", "d.npy"), [-3.0, 0.75], "<f4")
+
+# A safetensors dump as fpkit_dump.py writes it.
+safetensors(os.path.join(out, "step.safetensors"), [
+    ("actgrad/fc1", [2, 3], [p2(-30), p2(-20), 1.0, 0.0, -p2(-26), 2.0]),
+    ("grad/fc1.bias", [3], [p2(-26), p2(-10), 0.5]),
+    ("grad/fc1.weight", [3, 2], [p2(-25), p2(-24), 1.0, -2.0, 0.0, 100000.0]),
+    ("weight/fc1.weight", [3, 2], [0.5, -0.25, 0.125, 1.0, 2.0, 3.0]),
+], {"step": "100", "loss": "0.25", "loss_scale": "65536"})
+
+# Two halves and the whole, log-uniform magnitudes over 2^-140 .. 2^20.
+rnd = random.Random(7)
+def draw():
+    r = rnd.random()
+    if r < 0.02:
+        return 0.0
+    return rnd.choice((-1, 1)) * 2.0 ** rnd.uniform(-140, 20)
+whole = [struct.unpack("<f", struct.pack("<f", draw()))[0] for _ in range(20000)]
+npy(os.path.join(out, "whole.npy"), whole, "<f4", (100, 200))
+os.mkdir(os.path.join(out, "halves"))
+npy(os.path.join(out, "halves", "a.npy"), whole[:7000], "<f4")
+npy(os.path.join(out, "halves", "b.npy"), whole[7000:], "<f4")
+
+# Many small tensors: the report's small multiples stop at 64.
+safetensors(os.path.join(out, "many.safetensors"),
+            [("t%02d" % i, [4], [p2(-i), 1.0, 0.0, -p2(-2 * i)]) for i in range(66)])
+
+# Broken dumps.
+os.mkdir(os.path.join(out, "bad"))
+with open(os.path.join(out, "bad", "garbage.npy"), "wb") as f:
+    f.write(b"this is not a dump at all\n")
+npy(os.path.join(out, "bad", "short.npy"), [1.0] * 100, "<f8")
+with open(os.path.join(out, "bad", "short.npy"), "r+b") as f:
+    f.truncate(os.path.getsize(f.name) - 8)
+os.mkdir(os.path.join(out, "empty"))
+
+with open(os.path.join(out, "expect.json"), "w") as f:
+    json.dump(expect, f)
+EOF
+
+# run NAME ARGS...: fpgrad into $tmp/NAME.{out,err,rc}.
+run() {
+    name=$1
+    shift
+    rc=0
+    "$FPGRAD" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+    echo "$rc" >"$tmp/$name.rc"
+}
+
+# good NAME ARGS...: runs; exit 0 and nothing on stderr.
+good() {
+    name=$1
+    run "$@"
+    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
+        ok
+    else
+        shift
+        bad "$name: fpgrad $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
+    fi
+}
+
+# error NAME STATUS REGEX ARGS...: exit STATUS, one line on stderr matching
+# "^fpgrad: .*REGEX", nothing on stdout.
+error() {
+    name=$1 status=$2 re=$3
+    shift 3
+    run "$name" "$@"
+    rc=$(cat "$tmp/$name.rc")
+    n=$(wc -l <"$tmp/$name.err" | tr -d ' ')
+    if [ "$rc" -ne "$status" ]; then
+        bad "$name: fpgrad $*: exit status $rc, expected $status: $(head -n 2 "$tmp/$name.err")"
+    elif [ -s "$tmp/$name.out" ]; then
+        bad "$name: fpgrad $*: wrote to stdout: $(head -n 1 "$tmp/$name.out")"
+    elif [ "$n" -ne 1 ]; then
+        bad "$name: fpgrad $*: $n lines on stderr, expected 1: $(cat "$tmp/$name.err")"
+    elif ! grep -Eq -- "^fpgrad: .*$re" "$tmp/$name.err"; then
+        bad "$name: fpgrad $*: message does not match /$re/: $(cat "$tmp/$name.err")"
+    else
+        ok
+    fi
+}
+
+# check NAME PYTHON: the Python expression is true, over d (the JSON of
+# $tmp/NAME.out), e (expect.json), t (d's tensors by name), T (d's total),
+# F(x) (x["formats"] as {format: (underflow, subnormal, overflow)}), tmp.
+check() {
+    name=$1
+    if python3 - "$tmp" "$tmp/$name.out" "$2" <<'EOF'
+import json, os, sys
+tmp, path, expr = sys.argv[1:]
+with open(path, encoding="utf-8") as f:
+    d = json.load(f)
+e = json.load(open(os.path.join(tmp, "expect.json")))
+t = {x["name"]: x for x in d["tensors"]}
+T = d["total"]
+def F(x):
+    return {k: (v["underflow"], v["subnormal"], v["overflow"]) for k, v in x["formats"].items()}
+if not eval("(" + expr + "\n)"):
+    sys.exit("false: " + expr)
+EOF
+    then
+        ok
+    else
+        bad "$name: JSON check failed"
+    fi
+}
+
+# has NAME REGEX...: every extended REGEX matches a line of NAME's output.
+has() {
+    name=$1
+    shift
+    for re in "$@"; do
+        if grep -Eq -- "$re" "$tmp/$name.out"; then
+            ok
+        else
+            bad "$name: no line matches /$re/"
+        fi
+    done
+}
+
+# The inputs made above, and their checksums.
+inputs() {
+    (cd "$tmp" && find . -path ./ex -prune -o \( -name '*.npy' -o -name '*.safetensors' \) \
+        ! -name np.npy -print | sort | xargs cksum)
+}
+sums_before=$(inputs)
+
+# Thresholds: every format's counts, the histogram and amax, exactly.
+good thr --json - "$tmp/thr.npy"
+check thr 'T["count"] == e["thr"]["count"] and T["zeros"] == 2 and T["nonfinite"] == 3
+    and T["nonzero_finite"] == e["thr"]["nonzero"] and T["amax"] == e["thr"]["amax"]
+    and T["log2_hist"] == {"min": e["thr"]["hist_min"], "counts": e["thr"]["hist"]}
+    and T["log2_min"] == e["thr"]["hist_min"]
+    and T["log2_max"] == e["thr"]["hist_min"] + len(e["thr"]["hist"]) - 1
+    and {f: (c["underflow"], c["subnormal"], c["overflow"]) for f, c in e["thr"]["formats"].items()} == F(T)
+    and t["thr.npy"]["formats"] == T["formats"]'
+check thr 'd["tool"] == "fpgrad" and d["round"] == "rne" and d["scale"] == 1 and d["auto"] is None
+    and d["formats"] == ["fp16", "bf16", "e4m3", "e5m2"] and len(d["tensors"]) == 1
+    and list(d) == ["tool", "version", "round", "scale", "auto", "formats", "tensors", "total"]
+    and list(d["tensors"][0]) == ["name", "file", "dtype", "shape", "count", "zeros", "nonfinite",
+        "nonzero_finite", "amax", "log2_min", "log2_max", "log2_median", "log2_hist", "formats", "auto"]
+    and list(T["formats"]["fp16"]) == ["underflow", "subnormal", "overflow", "underflow_frac",
+        "subnormal_frac", "overflow_frac", "underflow_frac_all", "subnormal_frac_all", "overflow_frac_all"]
+    and t["thr.npy"]["dtype"] == "f64" and t["thr.npy"]["shape"] == [36]
+    and t["thr.npy"]["file"].endswith("thr.npy")
+    and all(abs(c["underflow_frac"] - c["underflow"] / T["nonzero_finite"]) < 1e-15
+            and abs(c["overflow_frac_all"] - c["overflow"] / T["count"]) < 1e-15
+            for c in T["formats"].values())'
+good thr-rtz --json - --round rtz --formats fp16 "$tmp/thr.npy"
+check thr-rtz 'd["round"] == "rtz" and list(T["formats"]) == ["fp16"]
+    and T["formats"]["fp16"]["underflow"] == e["thr"]["rtz_fp16"]["underflow"]
+    and T["formats"]["fp16"]["overflow"] == e["thr"]["rtz_fp16"]["overflow"]'
+
+# The text table: a row for the tensor, one for the total.
+good thr-text "$tmp/thr.npy"
+has thr-text '^fpgrad: 1 tensor in 1 file, 36 elements; round rne, scale 1$' \
+    '^ +count +zeros +nonfin +log2\|x\| +median +zero +subn +over ' \
+    '^ +36 +2 +3 +-134\.\.127 .* \[36\] +thr\.npy$' \
+    '^ +36 +2 +3 +-134\.\.127 .* total$'
+
+# --scale 1024 and a scale that is not a power of two.
+good scale --json - --formats fp16 --scale 1024 "$tmp/scale.npy"
+check scale 'd["scale"] == 1024 and F(T) == {"fp16": (1, 1, 1)}'
+good scale-pow --json - --formats fp16 --scale 2^10 "$tmp/scale.npy"
+check scale-pow 'd["scale"] == 1024 and F(T) == {"fp16": (1, 1, 1)}'
+good scale3 --json - --formats fp16 --scale 3 "$tmp/scale3.npy"
+check scale3 'F(T) == {"fp16": (0, 0, 1)}'
+good scale-text --formats fp16 --scale 1024 "$tmp/scale.npy"
+has scale-text '^ +5 +0 +0 +-35\.\.6 +-24 +20\.00 +20\.00 +20\.00  \[5\] +scale\.npy$'
+
+# --scale auto: the scales, and what remains after them.
+good auto --json - --scale auto "$tmp/auto"
+check auto 'd["auto"] == {"margin": 0, "loss_scale_format": "fp16"} and d["scale"] == 1
+    and [(x["name"], x["auto"]["loss_scale"]["log2"]) for x in d["tensors"]]
+        == [("a.npy", 15), ("b.npy", 0), ("c.npy", -1), ("d.npy", 14)]
+    and [x["auto"]["fp8_scale"]["e4m3"]["log2"] for x in d["tensors"]] == [8, -8, -8, 7]
+    and [x["auto"]["fp8_scale"]["e5m2"]["log2"] for x in d["tensors"]] == [15, -1, -1, 14]
+    and t["a.npy"]["auto"]["loss_scale"]["value"] == 32768
+    and t["c.npy"]["auto"]["loss_scale"]["value"] == 0.5
+    and list(t["a.npy"]["auto"]["fp8_scale"]) == ["e4m3", "e5m2"]
+    and F(t["a.npy"]["auto"]["loss_scale"])["fp16"] == (1, 0, 0)
+    and (t["a.npy"]["auto"]["fp8_scale"]["e4m3"]["underflow"],
+         t["a.npy"]["auto"]["fp8_scale"]["e5m2"]["underflow"]) == (2, 1)
+    and all(F(x["auto"]["loss_scale"])["fp16"][2] == 0 for x in d["tensors"])
+    and T["auto"]["loss_scale"]["log2"] == -1 and T["auto"]["loss_scale"]["value"] == 0.5
+    and F(T["auto"]["loss_scale"])["fp16"] == (2, 0, 0)
+    and T["auto"]["fp8_scale"]["e4m3"]["log2"] is None
+    and T["auto"]["fp8_scale"]["e4m3"]["underflow"]
+        == sum(x["auto"]["fp8_scale"]["e4m3"]["underflow"] for x in d["tensors"])
+    and T["amax"] == 65520'
+good auto-margin --json - --scale auto --margin 2 --formats fp16,e4m3 "$tmp/auto/a.npy"
+check auto-margin 'list(t["a.npy"]["auto"]["fp8_scale"]) == ["e4m3"]
+    and t["a.npy"]["auto"]["fp8_scale"]["e4m3"]["log2"] == 6
+    and t["a.npy"]["auto"]["loss_scale"]["log2"] == 15'
+good auto-text --scale auto "$tmp/auto"
+has auto-text '^scale auto: ' '^ +2\^15 .* 2\^8 .* 2\^15 .* a\.npy$' '^ +2\^-1 .* total$'
+
+# safetensors and --match.
+good match --json - --match '^grad/' "$tmp/step.safetensors"
+check match '[x["name"] for x in d["tensors"]] == ["grad/fc1.bias", "grad/fc1.weight"]
+    and T["count"] == 9 and T["zeros"] == 1 and T["amax"] == 100000
+    and F(T)["fp16"] == (2, 1, 1) and t["grad/fc1.weight"]["shape"] == [3, 2]
+    and T["tensors"] == 2 and T["files"] == 1'
+good match-alt --json - --match 'fc1\.(bias|weight)$' --formats e4m3 "$tmp/step.safetensors"
+check match-alt '[x["name"] for x in d["tensors"]] == ["grad/fc1.bias", "grad/fc1.weight", "weight/fc1.weight"]'
+
+# Two halves in a directory give the totals of the whole file.
+good whole --json - "$tmp/whole.npy"
+good halves --json - "$tmp/halves"
+check halves 'len(d["tensors"]) == 2 and T["files"] == 2 and T["count"] == 20000
+    and all(T[k] == json.load(open(os.path.join(tmp, "whole.out")))["total"][k]
+            for k in ("count", "zeros", "nonfinite", "amax", "log2_hist", "log2_median", "formats"))'
+good whole-auto --json - --scale auto "$tmp/whole.npy"
+good halves-auto --json - --scale auto "$tmp/halves"
+check halves-auto 'T["auto"]["loss_scale"] == json.load(open(os.path.join(tmp, "whole-auto.out")))["total"]["auto"]["loss_scale"]'
+
+# Threads, and stochastic rounding, do not change the answers.
+good seq --json - --round sr --scale auto "$tmp/step.safetensors" "$tmp/halves"
+good par --json - --round sr --scale auto --threads 3 "$tmp/step.safetensors" "$tmp/halves"
+if cmp -s "$tmp/seq.out" "$tmp/par.out"; then ok; else bad "--threads 3 changed the JSON"; fi
+good par2 --json - --round sr --scale auto --threads 2 "$tmp/step.safetensors" "$tmp/halves"
+if cmp -s "$tmp/seq.out" "$tmp/par2.out"; then ok; else bad "--threads 2 changed the JSON"; fi
+
+# CSV: a header, a line per tensor and the total.
+good csv --csv - --scale auto "$tmp/step.safetensors"
+if python3 - "$tmp/csv.out" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert [r["name"] for r in rows] == ["actgrad/fc1", "grad/fc1.bias", "grad/fc1.weight",
+                                     "weight/fc1.weight", "total"], rows
+w = rows[2]
+assert w["shape"] == "[3, 2]" and w["count"] == "6" and w["zeros"] == "1" and w["amax"] == "100000"
+assert (w["fp16_underflow"], w["fp16_subnormal"], w["fp16_overflow"]) == ("1", "1", "1")
+assert w["loss_scale_log2"] == "-1" and rows[4]["loss_scale_log2"] == "-1"
+assert "fp8_e4m3_scale_log2" in w and "fp8_e5m2_underflow" in w
+EOF
+then ok; else bad "csv: check failed"; fi
+
+# Files: JSON and CSV written whole; the table still printed.
+good files --json "$tmp/o.json" --csv "$tmp/o.csv" "$tmp/thr.npy"
+if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/o.json" &&
+    [ "$(wc -l <"$tmp/o.csv")" -eq 3 ] && grep -q 'total$' "$tmp/files.out"; then
+    ok
+else
+    bad "files: --json/--csv files or the table missing"
+fi
+good quiet --quiet --json "$tmp/q.json" "$tmp/thr.npy"
+if [ ! -s "$tmp/quiet.out" ] && [ -s "$tmp/q.json" ]; then ok; else bad "--quiet: output on stdout"; fi
+
+# Errors: one line naming the problem, status 2 for bad usage or input, 1
+# for failures while working.
+error missing 2 'nosuch\.npy: cannot open: No such file' "$tmp/nosuch.npy"
+error badfmt 2 'unknown format "fp17"' --formats fp16,fp17 "$tmp/thr.npy"
+error twicefmt 2 'fp16 is named twice' --formats fp16,half "$tmp/thr.npy"
+error badre 2 'option --match: "\(" is not a regular expression' --match '(' "$tmp/thr.npy"
+error scale0 2 'option --scale: "0" is not a finite positive number' --scale 0 "$tmp/thr.npy"
+error scaleneg 2 'option --scale: "-2" is not a finite positive number' --scale -2 "$tmp/thr.npy"
+error scaleinf 2 'option --scale: "inf" is not a finite positive number' --scale inf "$tmp/thr.npy"
+error scaletext 2 'option --scale: .*give a number, 2\^K or auto' --scale lots "$tmp/thr.npy"
+error scalepow 2 'option --scale 2\^K: "2000" is not an integer' --scale 2^2000 "$tmp/thr.npy"
+error margin 2 'option --margin applies to --scale auto only' --margin 1 "$tmp/thr.npy"
+error margin-range 2 'option --margin: "-1" is not an integer from 0 to 64' --scale auto --margin -1 "$tmp/thr.npy"
+error badround 2 'unknown rounding mode "up"' --round up "$tmp/thr.npy"
+error garbage 2 'garbage\.npy: ' "$tmp/bad/garbage.npy"
+error short 2 'short\.npy: ' "$tmp/bad/short.npy"
+error baddir 2 'garbage\.npy: ' "$tmp/bad"
+error emptydir 2 'no tensors found' "$tmp/empty"
+error nomatch 2 'no tensors to analyse: --match matched none of the 4 found' --match '^nothing' "$tmp/step.safetensors"
+error plotext 2 'option --plot: ".*x\.pdf" must end in \.png or \.svg' --plot "$tmp/x.pdf" "$tmp/thr.npy"
+error option 2 'unknown option "--bogus"' --bogus "$tmp/thr.npy"
+error needsarg 2 'option --json needs an argument' "$tmp/thr.npy" --json
+error noarg 2 'option --quiet takes no argument' --quiet=1 "$tmp/thr.npy"
+error threads 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$tmp/thr.npy"
+error shape 2 'give --dtype too' --shape 4 "$tmp/thr.npy"
+error shape-empty 2 'option --shape: "" is not a dimension \(a count from 0\) in "6,,6"' --dtype f64 --shape 6,,6 "$tmp/thr.npy"
+error shape-size 2 'thr\.npy: .*5, 5' --dtype f64 --shape 5,5 "$tmp/thr.npy"
+error dtype 2 'unknown dtype "f128"' --dtype f128 "$tmp/thr.npy"
+error rawdir 2 'is a directory; --dtype reads raw files' --dtype f32 "$tmp/halves"
+error stdout2 2 'cannot both write to standard output' --json - --csv - "$tmp/thr.npy"
+error overwrite 2 'thr\.npy: is an input; fpgrad does not write over its inputs' --json "$tmp/thr.npy" "$tmp/thr.npy"
+error nodir 1 'o\.json: cannot create a file in its directory' --json "$tmp/nodir/o.json" "$tmp/thr.npy"
+run usage
+if [ "$(cat "$tmp/usage.rc")" -eq 2 ] && grep -q '^usage: fpgrad ' "$tmp/usage.err"; then
+    ok
+else
+    bad "no PATH: status $(cat "$tmp/usage.rc"), or no usage on stderr"
+fi
+
+# Raw files: the thresholds as raw little-endian f64 give the same counts.
+python3 - "$tmp/thr.npy" "$tmp/thr.raw" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+hlen = struct.unpack("<H", data[8:10])[0]
+open(sys.argv[2], "wb").write(data[10 + hlen:])
+EOF
+good raw --json - --dtype f64 --shape 6,6 "$tmp/thr.raw"
+check raw 'F(T) == F(json.load(open(os.path.join(tmp, "thr.out")))["total"])
+    and d["tensors"][0]["shape"] == [6, 6] and d["tensors"][0]["dtype"] == "f64"'
+
+# --help and --version: stdout, status 0.
+good help --help
+has help '^usage: fpgrad '
+good version --version
+has version '^fpgrad \(fpkit [0-9]'
+
+# The usage lines of --help are the SYNOPSIS of the man page, but for
+# letter case and spacing.
+if command -v mandoc >/dev/null 2>&1 && [ -s "$manpage" ]; then
+    mandoc -Tascii "$manpage" >"$tmp/man.txt"
+    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
+import re, sys
+man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
+synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
+usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
+a = "".join(synopsis.split()).lower()
+b = "".join(usage.replace("usage:", "", 1).split()).lower()
+if a != b:
+    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
+EOF
+    then ok; else bad "the SYNOPSIS of $manpage and the usage lines differ"; fi
+else
+    skipped "man page SYNOPSIS check (mandoc or $manpage missing)"
+fi
+
+# Every example of the man page runs and exits 0, on a directory laid out
+# as the examples expect (those that plot need gnuplot; pipes are skipped).
+# shellcheck disable=SC2034 # read by the eval below
+fpgrad_abs=$(cd "$(dirname "$FPGRAD")" && pwd)/$(basename "$FPGRAD")
+mkdir -p "$tmp/ex/dumps/more"
+cp "$tmp/step.safetensors" "$tmp/ex/dumps/step100.safetensors"
+cp "$tmp/halves/a.npy" "$tmp/ex/dumps/more/a.npy"
+python3 -c 'import struct,sys; open(sys.argv[1],"wb").write(struct.pack("<131072f", *[(i % 1000) * 2.0**-20 for i in range(131072)]))' "$tmp/ex/grad.bin"
+nex=0
+if [ -s "$manpage" ]; then
+    sed -n 's/^\.Dl fpgrad //p' "$manpage" | sed 's/\\-/-/g' >"$tmp/examples"
+    while IFS= read -r line; do
+        case $line in
+        *'|'*) continue ;;
+        *--plot* | *--report*) [ "$have_gnuplot" = yes ] || { skipped "example needs gnuplot: fpgrad $line"; continue; } ;;
+        esac
+        nex=$((nex + 1))
+        rc=0
+        (cd "$tmp/ex" && eval "\"\$fpgrad_abs\" $line") >"$tmp/ex.out" 2>"$tmp/ex.err" || rc=$?
+        if [ "$rc" -eq 0 ] && [ ! -s "$tmp/ex.err" ]; then
+            ok
+        else
+            bad "man page example: fpgrad $line: status $rc: $(head -n 2 "$tmp/ex.err")"
+        fi
+    done <"$tmp/examples"
+fi
+if [ "$nex" -ge 5 ]; then ok; else bad "$manpage: only $nex examples run"; fi
+
+# Plots: the PNG has the size asked for; SVG too; gnuplot's failure is a
+# clear error and leaves nothing behind.
+png_size() {
+    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
+}
+if [ "$have_gnuplot" = yes ]; then
+    mkdir "$tmp/plots"
+    good plot --quiet --plot "$tmp/plots/h.png" --plot-size 640x400 "$tmp/halves"
+    if [ -f "$tmp/plots/h.png" ] && [ "$(png_size "$tmp/plots/h.png")" = 640x400 ]; then
+        ok
+    else
+        bad "plot: $tmp/plots/h.png missing or not 640x400"
+    fi
+    good plot-log --quiet --logy --plot "$tmp/plots/log.png" --scale 1024 "$tmp/thr.npy"
+    if [ "$(png_size "$tmp/plots/log.png")" = 1000x600 ]; then ok; else bad "plot-log: not 1000x600"; fi
+    good plot-svg --quiet --plot "$tmp/plots/h.svg" "$tmp/step.safetensors"
+    if grep -q '<svg' "$tmp/plots/h.svg"; then ok; else bad "plot-svg: no <svg> in h.svg"; fi
+    FPKIT_GNUPLOT=false
+    export FPKIT_GNUPLOT
+    error plotfail 1 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
+    FPKIT_GNUPLOT=$tmp/no/gnuplot
+    error plotnone 1 'bad\.png: gnuplot is needed for plots and was not found' --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
+    unset FPKIT_GNUPLOT
+    plotdir=$FPKIT_PLOTDIR
+    FPKIT_PLOTDIR=$tmp/no
+    error plotdir 1 'no/hist\.gp: cannot read the plot script' --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
+    FPKIT_PLOTDIR=$plotdir
+    left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
+    if [ "$left" = "./h.png ./h.svg ./log.png " ]; then
+        ok
+    else
+        bad "plots: files left behind: $left"
+    fi
+else
+    skipped "plots (no gnuplot)"
+fi
+
+# --report: index.html, and every file it refers to exists.
+set -- --quiet --scale auto --report "$tmp/rep" "$tmp/step.safetensors" "$tmp/halves"
+if [ "$have_gnuplot" = yes ]; then
+    good report "$@"
+else
+    run report "$@"
+    if [ "$(cat "$tmp/report.rc")" -eq 0 ] &&
+        grep -q '^fpgrad: .*gnuplot was not found, so the report has no plots' "$tmp/report.err"; then
+        ok
+    else
+        bad "report without gnuplot: status $(cat "$tmp/report.rc"): $(cat "$tmp/report.err")"
+    fi
+fi
+if python3 - "$tmp/rep" "$have_gnuplot" <<'EOF'
+import json, os, re, sys
+rep, gnuplot = sys.argv[1], sys.argv[2] == "yes"
+html = open(os.path.join(rep, "index.html"), encoding="utf-8").read()
+refs = re.findall(r'(?:src|href)="([^"]+)"', html)
+assert "fpgrad.json" in refs and "fpgrad.csv" in refs, refs
+assert not any(re.match(r"[a-z]+:", r) or r.startswith("/") for r in refs), refs
+for r in refs:
+    assert os.path.isfile(os.path.join(rep, r)), r
+pngs = [r for r in refs if r.endswith(".png")]
+assert len(pngs) == (2 + 6 if gnuplot else 0), pngs
+d = json.load(open(os.path.join(rep, "fpgrad.json")))
+assert len(d["tensors"]) == 6 and d["auto"]["margin"] == 0
+assert "grad/fc1.weight" in html and "<script" not in html
+assert not [f for f in os.listdir(rep) if f.startswith(".")], os.listdir(rep)
+EOF
+then ok; else bad "report: index.html or its files"; fi
+if [ "$have_gnuplot" = yes ]; then
+    good report-many --quiet --report "$tmp/many" "$tmp/many.safetensors"
+    n=$(find "$tmp/many/tensors" -type f -name '*.png' | wc -l | tr -d ' ')
+    if [ "$n" -eq 64 ] && grep -q 'the first 64 tensors only' "$tmp/many/index.html"; then
+        ok
+    else
+        bad "report-many: $n small multiples, expected 64 and a note"
+    fi
+else
+    skipped "report small multiples (no gnuplot)"
+fi
+
+# numpy: random tensors against numpy's own comparisons with each format's
+# thresholds, and fp16 against numpy's float16 conversion.
+if [ "$have_numpy" = yes ]; then
+    python3 - "$tmp" <<'EOF'
+import json, os, sys
+import numpy as np
+tmp = sys.argv[1]
+rng = np.random.default_rng(11)
+n = 300000
+mag = 2.0 ** rng.uniform(-140, 20, n)
+x = (mag * rng.choice([-1.0, 1.0], n)).astype(np.float32)
+x[rng.integers(0, n, 3000)] = 0
+# exact thresholds sprinkled in
+thr = np.array([2.0**-25, 2.0**-24, 2.0**-14, 2.0**-10, 2.0**-17, 2.0**-134, 464, 465, 61440, 65520,
+                65504, 2.0**-6, 2.0**-9], np.float32)
+x[:thr.size] = thr
+x[thr.size:2 * thr.size] = -thr
+np.save(os.path.join(tmp, "np.npy"), x.reshape(600, 500))
+a = np.abs(x.astype(np.float64))
+nz = a > 0
+def counts(zero_le, normal_min, sub_lt, over_ge=None, over_gt=None):
+    u = int(np.sum(nz & (a <= zero_le)))
+    s = int(np.sum((a > zero_le) & (a < sub_lt)))
+    o = int(np.sum(a >= over_ge)) if over_ge is not None else int(np.sum(a > over_gt))
+    return [u, s, o]
+p = lambda e: 2.0 ** e
+exp = {
+    # subnormal: rounds to below min normal, i.e. |x| < min normal - half a subnormal ulp
+    "fp16": counts(p(-25), p(-14), p(-14) - p(-25), over_ge=65520),
+    "bf16": counts(p(-134), p(-126), p(-126) - p(-134), over_ge=p(128) - p(119)),
+    "e4m3": counts(p(-10), p(-6), p(-6) - p(-10), over_gt=464),
+    "e5m2": counts(p(-17), p(-14), p(-14) - p(-17), over_ge=61440),
+}
+with np.errstate(over="ignore"):
+    h = x[nz].astype(np.float16)
+ha = np.abs(h.astype(np.float64))
+exp_f16 = [int(np.sum(ha == 0)), int(np.sum((ha > 0) & (ha < p(-14)))), int(np.sum(np.isinf(h)))]
+assert exp["fp16"] == exp_f16, (exp["fp16"], exp_f16)
+e = np.frexp(a[nz])[1] - 1
+hist = np.bincount(e - e.min())
+json.dump({"formats": exp, "count": n, "zeros": int(np.sum(~nz)), "amax": float(a.max()),
+           "hist_min": int(e.min()), "hist": [int(v) for v in hist]},
+          open(os.path.join(tmp, "np.json"), "w"))
+EOF
+    good np --json - "$tmp/np.npy"
+    check np 'F(T) == {k: tuple(v) for k, v in json.load(open(os.path.join(tmp, "np.json")))["formats"].items()}
+        and T["count"] == json.load(open(os.path.join(tmp, "np.json")))["count"]
+        and T["zeros"] == json.load(open(os.path.join(tmp, "np.json")))["zeros"]
+        and T["amax"] == json.load(open(os.path.join(tmp, "np.json")))["amax"]
+        and T["log2_hist"]["min"] == json.load(open(os.path.join(tmp, "np.json")))["hist_min"]
+        and T["log2_hist"]["counts"] == json.load(open(os.path.join(tmp, "np.json")))["hist"]'
+else
+    skipped "numpy comparison (numpy not installed)"
+fi
+
+# Inputs are never modified; no temporary file is left anywhere.
+if [ "$sums_before" = "$(inputs)" ]; then ok; else bad "an input file changed"; fi
+left=$(find "$tmp" -name '.*.??????' | head -n 3)
+if [ -z "$left" ]; then ok; else bad "temporary files left: $left"; fi
+
+echo "fpgrad: $skip skipped"
+echo "fpgrad: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,718 @@
+/* fpgrad: what FP16, BF16 and FP8 would do to the tensors of a dump
+ * (gradients, activation gradients, weights): how much would vanish, go
+ * subnormal or overflow, and what scaling rescues them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "grad.h"
+#include "outfile.h"
+
+static const char usage[] =
+    "usage: fpgrad [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
+    "              [--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
+    "              [--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH] [--logy]\n"
+    "              [--report DIR] [--threads N] [--quiet] PATH...\n";
+
+static const char help[] =
+    "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
+    "searched for *.npy and *.safetensors.\n"
+    "  --formats LIST   formats to round into (default fp16,bf16,e4m3,e5m2)\n"
+    "  --scale S|auto   multiply by S before rounding (default 1); auto: recommend\n"
+    "                   the loss scale and the FP8 scales, and show what remains\n"
+    "  --margin M       divide the FP8 scales by 2^M (default 0)\n"
+    "  --round MODE     rne (default), rna, rtz, rup, rdn, rod, sr\n"
+    "  --match REGEX    only tensors whose name matches (POSIX extended regex)\n"
+    "  --dtype D        read every PATH as a raw file of D (f64 f32 f16 bf16 e4m3 e5m2)\n"
+    "  --shape A,B,...  the raw files' shape (default: one dimension)\n"
+    "  --big-endian     the raw files' elements are big-endian\n"
+    "  --json FILE      the report as JSON (- for standard output)\n"
+    "  --csv FILE       the report as CSV (- for standard output)\n"
+    "  --plot FILE      the histogram of log2|x| of all tensors, .png or .svg\n"
+    "  --plot-size WxH  its size (default 1000x600)\n"
+    "  --logy           counts on a log scale\n"
+    "  --report DIR     an HTML report in DIR: tables, plots, the JSON\n"
+    "  --threads N      tensors read at once (default 1)\n"
+    "  --quiet          no table on standard output, no progress\n"
+    "  --help, --version\n";
+
+#define CHUNK 65536 /* elements read at once */
+#define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
+
+typedef struct opts {
+    grad_run run;
+    regex_t match;
+    bool has_match;
+    fpk_raw_spec raw;
+    bool has_raw;
+    const char *json, *csv, *plot, *report;
+    grad_plot_opts plot_opts;
+    int threads;
+    bool quiet;
+} opts;
+
+/* Where each row's tensor is. */
+typedef struct job {
+    size_t file, tensor;
+} job;
+
+typedef struct files {
+    char **v;
+    size_t n, cap;
+} files;
+
+/* The worker pool of one pass over the tensors. */
+typedef struct pool {
+    const opts *o;
+    grad_run *run;
+    const files *files;
+    const job *jobs;
+    int pass;             /* 1: the statistics; 2: after the auto scales */
+    fpk_stats *total;     /* pass 1: merged into */
+    pthread_mutex_t lock; /* guards next, total, run->total, msg, last */
+    size_t next;
+    atomic_bool failed; /* set once, with msg, under the lock */
+    char msg[600];
+    bool progress;
+    atomic_uint_fast64_t done;
+    uint64_t todo;
+    struct timespec last;
+} pool;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        cli_die(CLI_EXIT_FAILURE, "out of memory");
+    return p;
+}
+
+/* An integer option value in [MIN, MAX], or an exit with status 2. */
+static long parse_int(const char *opt, const char *s, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < min || v > max)
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %ld to %ld", opt, s, min,
+                max);
+    return v;
+}
+
+static void parse_formats(opts *o, const char *list)
+{
+    char *copy = cli_strf("%s", list), *save = NULL;
+    o->run.nformats = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const fpk_format *f = cli_format(t);
+        for (int j = 0; j < o->run.nformats; j++)
+            if (o->run.formats[j] == f)
+                cli_die(CLI_EXIT_USAGE, "option --formats: %s is named twice", f->name);
+        if (o->run.nformats == FPK_STATS_MAX_FORMATS)
+            cli_die(CLI_EXIT_USAGE, "option --formats: at most %d formats", FPK_STATS_MAX_FORMATS);
+        o->run.formats[o->run.nformats++] = f;
+    }
+    free(copy);
+    if (!o->run.nformats)
+        cli_die(CLI_EXIT_USAGE, "option --formats: no format named in \"%s\"", list);
+}
+
+/* S is "auto", "2^K", or a number read exactly as the nearest double. */
+static void parse_scale(opts *o, const char *s)
+{
+    if (strcmp(s, "auto") == 0) {
+        o->run.autoscale = true;
+        o->run.scale = 1;
+        return;
+    }
+    o->run.autoscale = false;
+    if (s[0] == '2' && s[1] == '^') {
+        o->run.scale = ldexp(1.0, (int)parse_int("--scale 2^K", s + 2, -1074, 1023));
+        return;
+    }
+    fpk_bits bits;
+    fpk_error err;
+    if (fpk_parse(&fpk_fp64, s, &bits, NULL, &err) != FPK_OK)
+        cli_die(CLI_EXIT_USAGE, "option --scale: %s; give a number, 2^K or auto", err.msg);
+    double v = fpk_to_double(&fpk_fp64, bits);
+    fpk_class k = fpk_classify(&fpk_fp64, bits);
+    if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
+        cli_die(CLI_EXIT_USAGE, "option --scale: \"%s\" is not a finite positive number", s);
+    o->run.scale = v;
+}
+
+static void parse_shape(opts *o, const char *s)
+{
+    o->raw.ndim = 0;
+    for (const char *t = s;;) {
+        size_t n = strcspn(t, ",");
+        char *dim = cli_strf("%.*s", (int)n, t), *end;
+        errno = 0;
+        unsigned long long v = strtoull(dim, &end, 10);
+        if (!*dim || *end || errno || dim[0] == '-' || dim[0] == '+' || dim[0] == ' ')
+            cli_die(CLI_EXIT_USAGE,
+                    "option --shape: \"%s\" is not a dimension (a count from 0) in "
+                    "\"%s\"",
+                    dim, s);
+        if (o->raw.ndim == FPK_MAX_DIMS)
+            cli_die(CLI_EXIT_USAGE, "option --shape: at most %d dimensions", FPK_MAX_DIMS);
+        o->raw.shape[o->raw.ndim++] = v;
+        free(dim);
+        if (!t[n])
+            break;
+        t += n + 1;
+    }
+}
+
+static void parse_size(opts *o, const char *s)
+{
+    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
+    if (!x)
+        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
+    *x = '\0';
+    o->plot_opts.width = (int)parse_int("--plot-size", copy, 64, 10000);
+    o->plot_opts.height = (int)parse_int("--plot-size", x + 1, 64, 10000);
+    free(copy);
+}
+
+static void parse_match(opts *o, const char *re)
+{
+    if (o->has_match)
+        regfree(&o->match);
+    int rc = regcomp(&o->match, re, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, &o->match, why, sizeof why);
+        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s", re, why);
+    }
+    o->has_match = true;
+}
+
+static void add_file(files *fs, const char *path)
+{
+    if (fs->n == fs->cap) {
+        fs->cap = fs->cap ? 2 * fs->cap : 16;
+        if (!(fs->v = realloc(fs->v, fs->cap * sizeof *fs->v)))
+            cli_die(CLI_EXIT_FAILURE, "out of memory");
+    }
+    fs->v[fs->n++] = cli_strf("%s", path);
+}
+
+static int visit(const char *file, void *arg)
+{
+    add_file(arg, file);
+    return 0;
+}
+
+static int open_dump(const opts *o, const char *path, fpk_dump **d, fpk_error *err)
+{
+    return fpk_dump_open(path, o->has_raw ? &o->raw : NULL, d, err);
+}
+
+/* Reads every header, keeping the tensors that match as rows. */
+static job *list_tensors(opts *o, const files *fs, uint64_t *elements)
+{
+    grad_run *run = &o->run;
+    size_t cap = 16, seen = 0;
+    job *jobs = xcalloc(cap, sizeof *jobs);
+    run->rows = xcalloc(cap, sizeof *run->rows);
+    run->nrows = run->nfiles = 0;
+    *elements = 0;
+    for (size_t i = 0; i < fs->n; i++) {
+        fpk_dump *d;
+        fpk_error err;
+        if (open_dump(o, fs->v[i], &d, &err) != FPK_OK)
+            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        size_t before = run->nrows;
+        for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
+            const fpk_tensor *ten = fpk_dump_tensor(d, t);
+            seen++;
+            if (o->has_match && regexec(&o->match, ten->name, 0, NULL, 0) != 0)
+                continue;
+            if (run->nrows == cap) {
+                cap *= 2;
+                jobs = realloc(jobs, cap * sizeof *jobs);
+                run->rows = realloc(run->rows, cap * sizeof *run->rows);
+                if (!jobs || !run->rows)
+                    cli_die(CLI_EXIT_FAILURE, "out of memory");
+            }
+            grad_row *r = &run->rows[run->nrows];
+            memset(r, 0, sizeof *r);
+            r->name = cli_strf("%s", ten->name);
+            r->file = cli_strf("%s", fs->v[i]);
+            r->dtype = ten->dtype;
+            r->ndim = ten->ndim;
+            memcpy(r->shape, ten->shape, sizeof r->shape);
+            r->count = ten->count;
+            jobs[run->nrows++] = (job){i, t};
+            *elements += ten->count;
+        }
+        run->nfiles += run->nrows > before;
+        fpk_dump_close(d);
+    }
+    if (!run->nrows) {
+        if (!seen)
+            cli_die(CLI_EXIT_USAGE, "no tensors found: the paths hold no .npy or safetensors "
+                                    "tensors");
+        cli_die(CLI_EXIT_USAGE, "no tensors to analyse: --match matched none of the %zu found",
+                seen);
+    }
+    return jobs;
+}
+
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+/* Counts N more elements done, and redraws the progress line at most five
+ * times a second. */
+static void progress(pool *p, uint64_t n)
+{
+    uint64_t done = atomic_fetch_add(&p->done, n) + n;
+    if (!p->progress)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&p->lock);
+    if (seconds_between(&p->last, &now) >= 0.2) {
+        p->last = now;
+        fprintf(stderr, "\r%s: pass %d of %d: %3d%%", cli_prog(), p->pass,
+                p->run->autoscale ? 2 : 1,
+                (int)(p->todo ? 100 * (double)done / (double)p->todo : 100));
+        fflush(stderr);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void fail(pool *p, const char *msg)
+{
+    pthread_mutex_lock(&p->lock);
+    if (!p->failed) {
+        p->failed = true;
+        snprintf(p->msg, sizeof p->msg, "%s", msg);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void stats_at(fpk_stats *s, const fpk_format *const *formats, int n, int log2,
+                     fpk_round mode)
+{
+    fpk_ctx c = fpk_ctx_default();
+    c.round = mode;
+    fpk_stats_init(s, formats, n, ldexp(1.0, log2), &c);
+}
+
+/* Reads tensor T of D in chunks into each of STATS[0..NS-1]; false (and
+ * the pool failed) on an error. */
+static bool feed(pool *p, fpk_dump *d, size_t t, uint64_t count, double *buf, fpk_stats *stats,
+                 int ns)
+{
+    for (uint64_t first = 0; first < count;) {
+        size_t n = count - first < CHUNK ? (size_t)(count - first) : CHUNK;
+        fpk_error err;
+        if (fpk_dump_read(d, t, first, n, buf, &err) != FPK_OK) {
+            fail(p, err.msg);
+            return false;
+        }
+        for (int k = 0; k < ns; k++)
+            fpk_stats_add(&stats[k], buf, n);
+        first += n;
+        progress(p, n);
+        if (p->failed)
+            return false;
+    }
+    return true;
+}
+
+static void add_counts(fpk_format_counts *into, const fpk_format_counts *from)
+{
+    into->underflow += from->underflow;
+    into->subnormal += from->subnormal;
+    into->overflow += from->overflow;
+}
+
+/* Pass 1: the statistics of row I at the run's scale. */
+static bool pass1(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
+{
+    grad_run *run = p->run;
+    grad_row *r = &run->rows[i];
+    fpk_ctx c = fpk_ctx_default();
+    c.round = run->round;
+    fpk_stats_init(&st[0], run->formats, run->nformats, run->scale, &c);
+    if (!feed(p, d, p->jobs[i].tensor, r->count, buf, st, 1))
+        return false;
+    grad_row_set_stats(r, &st[0]);
+    pthread_mutex_lock(&p->lock);
+    fpk_stats_merge(p->total, &st[0]);
+    pthread_mutex_unlock(&p->lock);
+    return true;
+}
+
+/* Pass 2: the scales of row I, and the statistics at its loss scale, at the
+ * global loss scale (summed into the total) and at each FP8 scale. */
+static bool pass2(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
+{
+    grad_run *run = p->run;
+    grad_row *r = &run->rows[i];
+    const grad_scaled *global = &run->total.loss;
+    if (r->amax == 0) /* nothing nonzero and finite: every count stays 0 */
+        return true;
+    r->loss.has_scale = true;
+    r->loss.log2 = grad_loss_scale_log2(&fpk_fp16, r->amax, run->round);
+    int ns = 0, global_at = 0, fp8_at[FPK_STATS_MAX_FORMATS];
+    stats_at(&st[ns++], run->formats, run->nformats, r->loss.log2, run->round);
+    if (global->has_scale && global->log2 != r->loss.log2) {
+        global_at = ns;
+        stats_at(&st[ns++], run->formats, run->nformats, global->log2, run->round);
+    }
+    for (int j = 0; j < run->nformats; j++) {
+        if (!grad_has_amax_scale(run->formats[j]))
+            continue;
+        r->amax_scale[j].has_scale = true;
+        r->amax_scale[j].log2 = grad_amax_scale_log2(run->formats[j], r->amax, run->margin);
+        fp8_at[j] = ns;
+        stats_at(&st[ns++], &run->formats[j], 1, r->amax_scale[j].log2, run->round);
+    }
+    if (!feed(p, d, p->jobs[i].tensor, r->count, buf, st, ns))
+        return false;
+    memcpy(r->loss.fmt, st[0].fmt, sizeof r->loss.fmt);
+    for (int j = 0; j < run->nformats; j++)
+        if (grad_has_amax_scale(run->formats[j]))
+            r->amax_scale[j].fmt[j] = st[fp8_at[j]].fmt[0];
+    pthread_mutex_lock(&p->lock);
+    for (int j = 0; j < run->nformats; j++) {
+        add_counts(&run->total.loss.fmt[j], &st[global_at].fmt[j]);
+        if (grad_has_amax_scale(run->formats[j]))
+            add_counts(&run->total.amax_scale[j].fmt[j], &r->amax_scale[j].fmt[j]);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return true;
+}
+
+static void *worker(void *arg)
+{
+    pool *p = arg;
+    double *buf = xcalloc(CHUNK, sizeof *buf);
+    fpk_stats *st = xcalloc(2 + FPK_STATS_MAX_FORMATS, sizeof *st);
+    fpk_dump *d = NULL;
+    size_t open_file = SIZE_MAX;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        bool stop = p->failed || p->next == p->run->nrows;
+        size_t i = p->next;
+        if (!stop)
+            p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (stop)
+            break;
+        const job *jb = &p->jobs[i];
+        if (jb->file != open_file) {
+            if (d)
+                fpk_dump_close(d);
+            d = NULL;
+            fpk_error err;
+            if (open_dump(p->o, p->files->v[jb->file], &d, &err) != FPK_OK) {
+                fail(p, err.msg);
+                break;
+            }
+            open_file = jb->file;
+        }
+        /* The file was read once already; it must not have changed since. */
+        const fpk_tensor *t =
+            jb->tensor < fpk_dump_ntensors(d) ? fpk_dump_tensor(d, jb->tensor) : NULL;
+        if (!t || t->count != p->run->rows[i].count || strcmp(t->name, p->run->rows[i].name)) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s: the file changed while being read",
+                     p->files->v[jb->file]);
+            fail(p, msg);
+            break;
+        }
+        if (!(p->pass == 1 ? pass1 : pass2)(p, d, i, buf, st))
+            break;
+    }
+    if (d)
+        fpk_dump_close(d);
+    free(st);
+    free(buf);
+    return NULL;
+}
+
+/* One pass over every row with O's threads; dies on the first failure. */
+static void run_pass(pool *p, int pass, uint64_t elements)
+{
+    p->pass = pass;
+    p->next = 0;
+    atomic_store(&p->done, 0);
+    p->todo = elements;
+    int n = p->o->threads;
+    if ((size_t)n > p->run->nrows)
+        n = (int)p->run->nrows;
+    pthread_t *tids = xcalloc((size_t)n, sizeof *tids);
+    int started = 0;
+    for (int k = 1; k < n; k++) {
+        if (pthread_create(&tids[k], NULL, worker, p) != 0)
+            break;
+        started = k;
+    }
+    worker(p);
+    for (int k = 1; k <= started; k++)
+        pthread_join(tids[k], NULL);
+    free(tids);
+    if (p->progress) {
+        fprintf(stderr, "\r%*s\r", 40, "");
+        fflush(stderr);
+    }
+    if (p->failed)
+        cli_die(CLI_EXIT_FAILURE, "%s", p->msg);
+}
+
+static void analyse(opts *o, const files *fs)
+{
+    grad_run *run = &o->run;
+    uint64_t elements;
+    job *jobs = list_tensors(o, fs, &elements);
+    fpk_stats *total = xcalloc(1, sizeof *total);
+    fpk_ctx c = fpk_ctx_default();
+    c.round = run->round;
+    fpk_stats_init(total, run->formats, run->nformats, run->scale, &c);
+    pool p = {.o = o, .run = run, .files = fs, .jobs = jobs, .total = total};
+    pthread_mutex_init(&p.lock, NULL);
+    p.progress = !o->quiet && isatty(STDERR_FILENO);
+    clock_gettime(CLOCK_MONOTONIC, &p.last);
+    run_pass(&p, 1, elements);
+    grad_row_set_stats(&run->total, total);
+    if (run->autoscale) {
+        run->total.loss.has_scale = total->amax > 0;
+        if (run->total.loss.has_scale)
+            run->total.loss.log2 = grad_loss_scale_log2(&fpk_fp16, total->amax, run->round);
+        run_pass(&p, 2, elements);
+    }
+    pthread_mutex_destroy(&p.lock);
+    free(total);
+    free(jobs);
+}
+
+static bool is_stdout(const char *path)
+{
+    return path && strcmp(path, "-") == 0;
+}
+
+static void write_outputs(const opts *o)
+{
+    const grad_run *run = &o->run;
+    if (o->json) {
+        outfile f;
+        outfile_open(&f, o->json);
+        json_t *j = grad_json(run);
+        if (!j ||
+            json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) !=
+                0 ||
+            fputc('\n', f.fp) == EOF)
+            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+        json_decref(j);
+        outfile_commit(&f);
+    }
+    if (o->csv) {
+        outfile f;
+        outfile_open(&f, o->csv);
+        grad_csv(run, f.fp);
+        outfile_commit(&f);
+    }
+    if (o->plot) {
+        char *title = run->nrows == 1 ? cli_strf("%s", run->rows[0].name)
+                                      : cli_strf("%zu tensors, %" PRIu64 " elements", run->nrows,
+                                                 run->total.count);
+        grad_plot(run, &run->total, title, o->plot, &o->plot_opts);
+        free(title);
+    }
+    if (o->report)
+        grad_report(run, o->report, &o->plot_opts);
+    if (!o->quiet && !is_stdout(o->json) && !is_stdout(o->csv)) {
+        grad_text(run, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+    }
+}
+
+/* Dies if an output file is one of the inputs: they are never replaced. */
+static void refuse_overwriting_inputs(const opts *o, const files *fs)
+{
+    const char *outs[] = {o->json, o->csv, o->plot};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+        struct stat out, in;
+        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+            continue;
+        for (size_t i = 0; i < fs->n; i++)
+            if (stat(fs->v[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+                cli_die(CLI_EXIT_USAGE, "%s: is an input; fpgrad does not write over its inputs",
+                        outs[k]);
+    }
+}
+
+/* Options that take a value. */
+static bool takes_value(const char *name)
+{
+    static const char *const with_arg[] = {
+        "--formats", "--scale", "--margin", "--round",     "--match",  "--dtype",  "--shape",
+        "--json",    "--csv",   "--plot",   "--plot-size", "--report", "--threads"};
+    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
+        if (strcmp(name, with_arg[k]) == 0)
+            return true;
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    cli_init(argv[0]);
+    opts o = {.threads = 1, .plot_opts = {.width = 1000, .height = 600}};
+    o.run.round = FPK_RNE;
+    o.run.scale = 1;
+    parse_formats(&o, DEFAULT_FORMATS);
+    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+    bool margin_given = false, shape_given = false, big_endian = false;
+    const char *dtype = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            while (++i < argc)
+                paths[npaths++] = argv[i];
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            paths[npaths++] = arg;
+            continue;
+        }
+        char name[32];
+        const char *eq = strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nlen >= sizeof name)
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpgrad --help)", arg);
+        memcpy(name, arg, nlen);
+        name[nlen] = '\0';
+        const char *val = NULL;
+        if (takes_value(name)) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpgrad --help)", name);
+        } else if (eq) {
+            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
+        }
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+            printf("%s\n%s", usage, help);
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--version") == 0) {
+            printf("fpgrad (%s)\n", fpk_version());
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--formats") == 0) {
+            parse_formats(&o, val);
+        } else if (strcmp(name, "--scale") == 0) {
+            parse_scale(&o, val);
+        } else if (strcmp(name, "--margin") == 0) {
+            o.run.margin = (int)parse_int(name, val, 0, 64);
+            margin_given = true;
+        } else if (strcmp(name, "--round") == 0) {
+            o.run.round = cli_round(val);
+        } else if (strcmp(name, "--match") == 0) {
+            parse_match(&o, val);
+        } else if (strcmp(name, "--dtype") == 0) {
+            dtype = val;
+        } else if (strcmp(name, "--shape") == 0) {
+            parse_shape(&o, val);
+            shape_given = true;
+        } else if (strcmp(name, "--big-endian") == 0) {
+            big_endian = true;
+        } else if (strcmp(name, "--json") == 0) {
+            o.json = val;
+        } else if (strcmp(name, "--csv") == 0) {
+            o.csv = val;
+        } else if (strcmp(name, "--plot") == 0) {
+            if (!grad_plot_ext_ok(val))
+                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
+            o.plot = val;
+        } else if (strcmp(name, "--plot-size") == 0) {
+            parse_size(&o, val);
+        } else if (strcmp(name, "--logy") == 0) {
+            o.plot_opts.logy = true;
+        } else if (strcmp(name, "--report") == 0) {
+            o.report = val;
+        } else if (strcmp(name, "--threads") == 0) {
+            o.threads = (int)parse_int(name, val, 1, 1024);
+        } else if (strcmp(name, "--quiet") == 0) {
+            o.quiet = true;
+        } else {
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpgrad --help)", arg);
+        }
+    }
+
+    if (!npaths) {
+        fputs(usage, stderr);
+        free(paths);
+        return CLI_EXIT_USAGE;
+    }
+    if (margin_given && !o.run.autoscale)
+        cli_die(CLI_EXIT_USAGE, "option --margin applies to --scale auto only");
+    if ((shape_given || big_endian) && !dtype)
+        cli_die(CLI_EXIT_USAGE, "options --shape and --big-endian describe raw files: give --dtype "
+                                "too");
+    if (dtype) {
+        if (!fpk_dtype_lookup(dtype, &o.raw.dtype))
+            cli_die(CLI_EXIT_USAGE,
+                    "unknown dtype \"%s\"; known dtypes: f64, f32, f16, bf16, "
+                    "e4m3, e5m2",
+                    dtype);
+        o.has_raw = true;
+        o.raw.big_endian = big_endian;
+    }
+    if (is_stdout(o.json) && is_stdout(o.csv))
+        cli_die(CLI_EXIT_USAGE, "--json - and --csv - cannot both write to standard output");
+    if (o.plot && !grad_gnuplot())
+        cli_die(CLI_EXIT_FAILURE,
+                "%s: gnuplot is needed for plots and was not found: install the "
+                "Debian package gnuplot-nox, or set FPKIT_GNUPLOT",
+                o.plot);
+    if (o.plot || (o.report && grad_gnuplot()))
+        free(grad_plot_script());
+
+    files fs = {0};
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        if (o.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+            cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
+                    paths[i]);
+        fpk_error err;
+        if (fpk_dump_walk(paths[i], visit, &fs, &err) != FPK_OK)
+            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    }
+    refuse_overwriting_inputs(&o, &fs);
+    analyse(&o, &fs);
+    write_outputs(&o);
+
+    for (size_t i = 0; i < o.run.nrows; i++)
+        grad_row_free(&o.run.rows[i]);
+    grad_row_free(&o.run.total);
+    free(o.run.rows);
+    for (size_t i = 0; i < fs.n; i++)
+        free(fs.v[i]);
+    free(fs.v);
+    free(paths);
+    if (o.has_match)
+        regfree(&o.match);
+    return 0;
+}

@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Record a PyTorch training run's gradients for fpkit (fpkit-dumps(5)).
+
+Every recorded step becomes one safetensors file, step-NNNNNN.safetensors,
+that fpgrad(1) reads directly.  It holds, for each parameter P (by its name
+in model.named_parameters()) and each leaf module L (by its name in
+model.named_modules()):
+
+    grad/P      the gradient held in P.grad when before_step() is called
+    weight/P    the parameter before the optimizer step
+    update/P    the update the optimizer applied: weight after - weight before
+    actgrad/L   the gradient with respect to L's output, as the backward pass
+                computed it (from a full backward hook on L)
+
+and in __metadata__ (strings, as safetensors requires): step, loss,
+loss_scale, fpkit_dump (the layout's version) and torch (its version).
+
+Only the standard library and torch are needed: the files are written here,
+not by the safetensors package.  Each file is written to a temporary name in
+the output directory and renamed into place, so a reader never sees half a
+file.  Use:
+
+    dumper = FpkitDumper(model, "dumps", every=100)
+    for step, (x, y) in enumerate(loader):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        dumper.before_step(step, loss)      # after backward, before the step
+        optimizer.step()
+        dumper.after_step()                 # computes the updates, writes
+        optimizer.zero_grad()
+    dumper.close()
+
+Activation gradients arrive during backward, before before_step() is told
+the step number, so the dumper must know beforehand whether a step is
+recorded: it assumes each step is the one after the last before_step() (the
+first is first_step), or call begin_step(step) before the forward pass when
+steps are not numbered that way.
+
+Run "python3 fpkit_dump.py --demo OUTDIR" to train a tiny model for a few
+steps and dump them.
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import sys
+import warnings
+
+import torch
+
+__all__ = ["FpkitDumper", "write_safetensors", "LAYOUT_VERSION"]
+
+LAYOUT_VERSION = "1"
+"""The value of __metadata__["fpkit_dump"]: the version of this layout."""
+
+# torch dtype -> safetensors dtype name.  The 8-bit formats exist in newer
+# torch releases only.
+_ST_DTYPES = {
+    torch.float64: "F64",
+    torch.float32: "F32",
+    torch.float16: "F16",
+    torch.bfloat16: "BF16",
+}
+for _attr, _name in (("float8_e4m3fn", "F8_E4M3"), ("float8_e5m2", "F8_E5M2")):
+    if hasattr(torch, _attr):
+        _ST_DTYPES[getattr(torch, _attr)] = _name
+
+
+def _little_endian_bytes(t):
+    """A buffer of T's elements in C order, little-endian, that keeps T alive.
+
+    T must be a contiguous CPU tensor.  The buffer is a view of T's memory
+    (through ctypes, so numpy is not needed) unless the host is big-endian,
+    where the bytes of each element are reversed in a copy first.
+    """
+    nbytes = t.numel() * t.element_size()
+    if nbytes == 0:
+        return b""
+    if sys.byteorder == "big" and t.element_size() > 1:
+        t = t.reshape(-1).view(torch.uint8).view(-1, t.element_size()).flip(1).contiguous()
+    buf = (ctypes.c_char * nbytes).from_address(t.data_ptr())
+    buf._fpkit_owner = t  # the memory belongs to T: keep it alive with BUF
+    return buf
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """Write TENSORS, a list of (name, tensor) pairs, to the file PATH.
+
+    The layout is safetensors': an 8-byte little-endian header length N, N
+    bytes of JSON, then every tensor's raw little-endian bytes in C order.
+    The JSON object maps each name to {"dtype", "shape", "data_offsets":
+    [begin, end]} (offsets from the end of the header) and "__metadata__"
+    to METADATA, a dict of strings.  The data are packed with no gaps, the
+    header lists them in order of offset, and tensors are laid out widest
+    dtype first, so that each starts at a multiple of its element size (the
+    header is padded with spaces to a multiple of 8 bytes).  Names must be
+    unique and not "__metadata__"; dtypes must be floating point ones
+    safetensors names (F64 F32 F16 BF16, and F8_E4M3 F8_E5M2 where torch
+    has them).  PATH is written through a temporary file in its directory
+    that is renamed into place, so it appears complete or not at all.
+    """
+    metadata = dict(metadata or {})
+    for k, v in metadata.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError("safetensors metadata maps strings to strings: %r: %r" % (k, v))
+    prepared = []
+    seen = set()
+    for order, (name, t) in enumerate(tensors):
+        if name == "__metadata__" or name in seen:
+            raise ValueError("tensor name %r is reserved or used twice" % name)
+        seen.add(name)
+        if t.dtype not in _ST_DTYPES:
+            raise TypeError("tensor %r has dtype %s, which fpkit dumps do not hold"
+                            % (name, t.dtype))
+        t = t.detach().to("cpu").contiguous()
+        prepared.append((-t.element_size(), order, name, t))
+    prepared.sort(key=lambda e: e[:2])
+
+    header = {}
+    if metadata:
+        header["__metadata__"] = metadata
+    offset = 0
+    for _, _, name, t in prepared:
+        nbytes = t.numel() * t.element_size()
+        header[name] = {
+            "dtype": _ST_DTYPES[t.dtype],
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + nbytes],
+        }
+        offset += nbytes
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+
+    directory, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, ".%s.%d.%s.tmp" % (base, os.getpid(), os.urandom(4).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(len(text).to_bytes(8, "little"))
+            f.write(text)
+            for _, _, _, t in prepared:
+                f.write(_little_endian_bytes(t))
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _number_text(x):
+    """X (a number or a one-element tensor) as the shortest decimal that
+    reads back as the same double: "65536", "0.5", "2.3025851249694824",
+    "nan", "inf"."""
+    x = float(x)
+    if math.isfinite(x) and x == int(x) and abs(x) < 2.0 ** 53:
+        return str(int(x))
+    return repr(x)
+
+
+class FpkitDumper:
+    """Records parameter gradients, weights, applied updates and activation
+    gradients of MODEL to one safetensors file per recorded step in OUTDIR.
+
+    A step is recorded when its number is in STEPS, if given, otherwise when
+    it is a multiple of EVERY.  GRADS, WEIGHTS and UPDATES choose which of
+    grad/, weight/ and update/ are written.  ACTIVATIONS is True (a backward
+    hook on every leaf module: one without children), False (none), or an
+    iterable of module names (those modules, leaves or not).
+
+    update/P, the weight after the step minus the weight before it, is
+    computed in float64 and stored in UPDATE_DTYPE, by default each
+    parameter's own dtype; there it is exact whenever the weight kept its
+    sign and moved by at most a factor of two (Sterbenz), the usual case.
+    With torch.float64 the update of a float32 or narrower weight is exact
+    unless the weight moved by more than a factor of 2^29.
+
+    actgrad/L tensors follow the order of model.named_modules(); a module
+    called more than once in a step gives L, L@1, L@2 ... in the order the
+    gradients arrive (the reverse of the forward calls).  Tensors are copied
+    to the CPU as they are recorded; nothing is kept between recorded steps.
+    The full backward hooks need the modules' outputs not to be modified in
+    place (use ReLU(inplace=False)).
+    """
+
+    def __init__(self, model, outdir, every=1, steps=None, grads=True, weights=True,
+                 updates=True, activations=True, update_dtype=None, first_step=0):
+        if every < 1:
+            raise ValueError("every must be at least 1, not %r" % every)
+        self.model = model
+        self.outdir = outdir
+        self.every = every
+        self.steps = None if steps is None else frozenset(int(s) for s in steps)
+        self.grads = grads
+        self.weights = weights
+        self.updates = updates
+        self.update_dtype = update_dtype
+        self._next_step = first_step  # the step whose backward comes next
+        self._captured = []           # (layer, name, tensor) of actgrads, in arrival order
+        self._layers = {}             # hooked layer -> its place in named_modules()
+        self._captured_step = None    # the step they belong to
+        self._pending = None          # the record waiting for after_step()
+        self._hooks = []
+        os.makedirs(outdir, exist_ok=True)
+        if activations:
+            modules = dict(model.named_modules())
+            if activations is True:
+                names = [n for n, m in modules.items() if not any(True for _ in m.children())]
+            else:
+                names = list(activations)
+                unknown = [n for n in names if n not in modules]
+                if unknown:
+                    raise ValueError("no module named %s in the model"
+                                     % ", ".join(map(repr, unknown)))
+            for name in names:
+                layer = name or "model"
+                self._layers[layer] = len(self._layers)
+                self._hooks.append(modules[name].register_full_backward_hook(
+                    self._make_hook(layer)))
+
+    def records(self, step):
+        """Whether step number STEP is recorded."""
+        if self.steps is not None:
+            return step in self.steps
+        return step % self.every == 0
+
+    def begin_step(self, step):
+        """Say that the next backward pass belongs to step STEP.  Needed only
+        when steps are not numbered consecutively from first_step."""
+        self._next_step = step
+
+    def _make_hook(self, layer):
+        def hook(module, grad_input, grad_output):
+            if (not self.records(self._next_step) or not grad_output or grad_output[0] is None
+                    or grad_output[0].dtype not in _ST_DTYPES):
+                return
+            if self._captured_step != self._next_step:
+                self._captured = []
+                self._captured_step = self._next_step
+            taken = sum(1 for c in self._captured if c[0] == layer)
+            name = layer if taken == 0 else "%s@%d" % (layer, taken)
+            self._captured.append((layer, name, grad_output[0].detach().to("cpu", copy=True)))
+        return hook
+
+    def before_step(self, step, loss, loss_scale=None):
+        """Call after backward and before optimizer.step().  If STEP is
+        recorded, copies the gradients, the weights and the activation
+        gradients of this backward pass; LOSS (a number or a one-element
+        tensor) and LOSS_SCALE (the factor the loss was multiplied by before
+        backward, None for 1) go into the metadata.  The file is written by
+        after_step(), or at once when updates are not recorded.  Returns
+        whether STEP is recorded."""
+        self._next_step = step + 1
+        if self._pending is not None:
+            warnings.warn("fpkit_dump: after_step() was not called for step %s; its updates "
+                          "are not recorded" % self._pending["step"])
+            self._write(self._pending)
+            self._pending = None
+        captured, self._captured = self._captured, []
+        if not self.records(step):
+            return False
+        if self._captured_step != step:
+            if captured:
+                warnings.warn("fpkit_dump: the activation gradients of step %s were taken for "
+                              "step %s; call begin_step(%s) before its forward pass"
+                              % (step, self._captured_step, step))
+            captured = []
+        record = {
+            "step": step,
+            "metadata": {
+                "step": str(step),
+                "loss": _number_text(loss.detach() if torch.is_tensor(loss) else loss),
+                "loss_scale": _number_text(1 if loss_scale is None else loss_scale),
+                "fpkit_dump": LAYOUT_VERSION,
+                "torch": torch.__version__,
+            },
+            "grad": [],
+            "weight": [],
+            "before": [],
+            "actgrad": [("actgrad/" + c[1], c[2]) for c in
+                        sorted(captured, key=lambda c: self._layers[c[0]])],
+        }
+        for name, p in self.model.named_parameters():
+            if p.dtype not in _ST_DTYPES:
+                continue
+            if self.grads and p.grad is not None:
+                g = p.grad.detach()
+                g = g.to_dense() if g.is_sparse else g
+                record["grad"].append(("grad/" + name, g.to("cpu", copy=True)))
+            if self.weights or self.updates:
+                record["before"].append((name, p, p.detach().to("cpu", copy=True)))
+        if self.weights:
+            record["weight"] = [("weight/" + n, w) for n, _, w in record["before"]]
+        if self.updates:
+            self._pending = record
+        else:
+            self._write(record)
+        return True
+
+    def after_step(self):
+        """Call after optimizer.step(): records the updates of the step given
+        to the last before_step() and writes its file.  Returns the file's
+        path, or None when that step is not recorded."""
+        record, self._pending = self._pending, None
+        if record is None:
+            return None
+        return self._write(record, with_updates=True)
+
+    def _write(self, record, with_updates=False):
+        """Writes RECORD's file, with the updates when WITH_UPDATES (the
+        optimizer step has run); returns its path."""
+        updates = []
+        if with_updates:
+            for name, p, before in record["before"]:
+                after = p.detach().to("cpu", copy=True)
+                dtype = before.dtype if self.update_dtype is None else self.update_dtype
+                diff = after.to(torch.float64) - before.to(torch.float64)
+                updates.append(("update/" + name, diff.to(dtype)))
+        tensors = record["grad"] + record["weight"] + updates + record["actgrad"]
+        path = os.path.join(self.outdir, "step-%06d.safetensors" % record["step"])
+        write_safetensors(path, tensors, record["metadata"])
+        return path
+
+    def close(self):
+        """Write any step still waiting for after_step() and remove the
+        hooks."""
+        if self._pending is not None:
+            self._write(self._pending)
+            self._pending = None
+        for h in self._hooks:
+            h.remove()
+        self._hooks = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class _DemoNet(torch.nn.Module):
+    """A tiny convolutional classifier of 1x8x8 images into 10 classes."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 4, 3, padding=1)
+        self.relu = torch.nn.ReLU()
+        self.pool = torch.nn.MaxPool2d(2)
+        self.flat = torch.nn.Flatten()
+        self.fc = torch.nn.Linear(4 * 4 * 4, 10)
+
+    def forward(self, x):
+        return self.fc(self.flat(self.pool(self.relu(self.conv(x)))))
+
+
+def demo(outdir, steps=4, every=1, loss_scale=1.0, lr=0.0625, seed=0):
+    """Train _DemoNet for STEPS steps of plain SGD (learning rate LR) on
+    random data made from SEED, recording every EVERY-th step in OUTDIR.
+    The loss is multiplied by LOSS_SCALE before backward and the gradients
+    divided by it before the step, as static loss scaling does, so the
+    activation gradients carry the scale and the parameter gradients do
+    not (exactly so for a power of two).  Returns the paths written."""
+    torch.manual_seed(seed)
+    torch.set_num_threads(1)
+    model = _DemoNet()
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    x = torch.randn(steps, 8, 1, 8, 8)
+    y = torch.randint(0, 10, (steps, 8))
+    paths = []
+    with FpkitDumper(model, outdir, every=every) as dumper:
+        for step in range(steps):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x[step]), y[step])
+            (loss * loss_scale).backward()
+            for p in model.parameters():
+                p.grad.div_(loss_scale)
+            dumper.before_step(step, loss, loss_scale=loss_scale)
+            opt.step()
+            path = dumper.after_step()
+            if path:
+                paths.append(path)
+    return paths
+
+
+def main(argv=None):
+    """The command line: --demo OUTDIR and the options of demo()."""
+    ap = argparse.ArgumentParser(
+        description="Record PyTorch gradients for fpkit; with --demo, train a tiny model "
+                    "and dump its steps into OUTDIR.")
+    ap.add_argument("--demo", metavar="OUTDIR", required=True,
+                    help="train the demo model and write its dumps here")
+    ap.add_argument("--steps", type=int, default=4, help="training steps (default 4)")
+    ap.add_argument("--every", type=int, default=1, help="record every N-th step (default 1)")
+    ap.add_argument("--loss-scale", type=float, default=1.0,
+                    help="static loss scale (default 1)")
+    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    args = ap.parse_args(argv)
+    for path in demo(args.demo, steps=args.steps, every=args.every,
+                     loss_scale=args.loss_scale, seed=args.seed):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
