@@ -29,6 +29,14 @@ bool ref_decode(mpfr_ptr x, const fpk_format *f, fpk_bits a);
  * invalid).  Returns the encoding and the flags raised. */
 ref_result ref_round(const fpk_format *f, mpfr_srcptr x, int dir, const fpk_ctx *c);
 
+/* True if A is a signaling NaN of F: in an IEEE format, the all-ones
+ * exponent with a nonzero mantissa whose top bit is clear (FN formats have
+ * none). */
+bool ref_is_snan(const fpk_format *f, fpk_bits a);
+
+/* ref_decode, with C's daz: a subnormal A reads as a zero of its sign. */
+bool ref_decode_ctx(mpfr_ptr x, const fpk_format *f, fpk_bits a, const fpk_ctx *c);
+
 ref_result ref_convert(const fpk_format *to, const fpk_format *from, fpk_bits a, const fpk_ctx *c);
 ref_result ref_add(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c);
 ref_result ref_sub(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c);
