@@ -1,0 +1,413 @@
+#!/bin/sh
+# fpround on tensors whose answers are known exactly: sums of ones in fp16
+# and bf16 (sequential summation stagnates at 2048 and 256; pairwise and
+# Kahan reach the exact sum; 2^20 ones overflow fp16 pairwise, since
+# 32768 + 32768 = 65536 rounds to inf), stochastic-rounding sums unbiased
+# over many seeds, a dot product where exact products accumulated in fp32
+# lose nothing and rounded products do, the rounding error of 0.1 in fp16
+# and e4m3 (worked out by hand with exact fractions), the SQNR of a uniform
+# tensor in bf16 (against an independent bf16 rounding and the uniform
+# model), the JSON, the error cases, the plot, and every example of the man
+# page run on the bundled sample dump.
+#
+# make check runs it from the build directory with srcdir set; FPROUND names
+# another binary.  Parts that need gnuplot are reported as skipped when it
+# is missing.
+set -eu
+
+srcdir=${srcdir:-.}
+FPROUND=${FPROUND:-./tools/fpround}
+FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
+export FPKIT_PLOTDIR
+manpage=$srcdir/man/fpround.1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpround.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+pass=0
+fail=0
+skip=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: $*"
+}
+skipped() {
+    skip=$((skip + 1))
+    echo "SKIP: $*"
+}
+
+if [ ! -x "$FPROUND" ]; then
+    echo "check_fpround: $FPROUND is not an executable" >&2
+    exit 99
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "check_fpround: python3 is needed to make the test data"
+    exit 77
+fi
+have_gnuplot=no
+if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    have_gnuplot=yes
+fi
+
+# The data, and what fpround must find in it (expect.json), from exact
+# fractions and bit manipulation in Python, never from fpkit.
+python3 - "$tmp" <<'EOF'
+import json, math, os, random, struct, sys
+from fractions import Fraction as Fr
+
+out = sys.argv[1]
+
+def npy(path, values, descr="<f4"):
+    code = {"<f8": "d", "<f4": "f", "<f2": "e"}[descr]
+    data = struct.pack("<%d%s" % (len(values), code), *values)
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, len(values))
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+
+def safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, values in tensors:
+        b = struct.pack("<%df" % len(values), *values)
+        header[name] = {"dtype": "F32", "shape": [len(values)], "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+npy(os.path.join(out, "ones15.npy"), [1.0] * 2**15, "<f2")
+npy(os.path.join(out, "ones20.npy"), [1.0] * 2**20, "<f2")
+npy(os.path.join(out, "ones12.npy"), [1.0] * 2**12, "<f2")
+npy(os.path.join(out, "tenth.npy"), [0.1] * 10 + [0.0, -0.1], "<f8")
+
+# Dot: a = b = (1 + 2^-10) x 4.  Each exact product is 1 + 2^-9 + 2^-20;
+# fp16 rounds it to 1 + 2^-9.  Exact dot 4 + 2^-7 + 2^-18, exact in fp32
+# at every step; with rounded products 4 + 2^-7.
+a = 1 + 2.0**-10
+safetensors(os.path.join(out, "dot.safetensors"), [("a", [a] * 4), ("b", [a] * 4), ("c", [a] * 3)])
+exact_dot = 4 * Fr(a) * Fr(a)
+rounded_dot = Fr(4) + Fr(1, 2**7)
+
+# 0.1 as a double, and its roundings by hand: 0.1 = 1.6 * 2^-4, so in fp16
+# (10 fraction bits) 0.1 * 2^14 = 1638.4..: RNE and RTZ give 1638 * 2^-14,
+# RUP 1639 * 2^-14; in e4m3 (3 bits) 0.1 * 2^7 = 12.8..: RNE 13 * 2^-7.
+x = Fr(0.1)
+def err(q, ulp):
+    r = (q - x) / x
+    return {"rel": float(r), "abs_rel": float(abs(r)), "ulps": float(abs(q - x) / ulp),
+            "sqnr": -20 * math.log10(abs(float(r)))}
+tenth = {"fp16_rne": err(Fr(1638, 2**14), Fr(1, 2**14)),
+         "fp16_rup": err(Fr(1639, 2**14), Fr(1, 2**14)),
+         "e4m3_rne": err(Fr(13, 2**7), Fr(1, 2**7))}
+
+# Uniform in [1, 2), as float32; bf16 by round-to-nearest-even on the bits.
+rnd = random.Random(5)
+u = [struct.unpack("<f", struct.pack("<f", 1 + rnd.random()))[0] for _ in range(50000)]
+npy(os.path.join(out, "uniform.npy"), u)
+def bf16(v):
+    b = struct.unpack("<I", struct.pack("<f", v))[0]
+    b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16
+    return struct.unpack("<f", struct.pack("<I", b))[0]
+sx = sum(Fr(v) ** 2 for v in u)
+se = sum((Fr(bf16(v)) - Fr(v)) ** 2 for v in u)
+sqnr = 10 * math.log10(sx / se)
+# The model: error uniform over +-ulp/2 with ulp 2^-7, E[x^2] = 7/3.
+model = 10 * math.log10((7 / 3) / (2.0**-14 / 12))
+
+json.dump({"tenth": tenth, "exact_dot": float(exact_dot),
+           "dot_rounded_rel": float((rounded_dot - exact_dot) / exact_dot),
+           "rounded_dot": float(rounded_dot), "sqnr": sqnr, "model": model},
+          open(os.path.join(out, "expect.json"), "w"))
+EOF
+
+run() {
+    name=$1
+    shift
+    rc=0
+    "$FPROUND" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+    echo "$rc" >"$tmp/$name.rc"
+}
+
+good() {
+    name=$1
+    run "$@"
+    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
+        ok
+    else
+        shift
+        bad "$name: fpround $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
+    fi
+}
+
+# error NAME STATUS REGEX ARGS...: exit STATUS, one line on stderr matching
+# "^fpround: .*REGEX", nothing on stdout.
+error() {
+    name=$1 status=$2 re=$3
+    shift 3
+    run "$name" "$@"
+    rc=$(cat "$tmp/$name.rc")
+    n=$(wc -l <"$tmp/$name.err" | tr -d ' ')
+    if [ "$rc" -ne "$status" ]; then
+        bad "$name: fpround $*: exit status $rc, expected $status: $(head -n 2 "$tmp/$name.err")"
+    elif [ -s "$tmp/$name.out" ]; then
+        bad "$name: fpround $*: wrote to stdout: $(head -n 1 "$tmp/$name.out")"
+    elif [ "$n" -ne 1 ]; then
+        bad "$name: fpround $*: $n lines on stderr, expected 1: $(cat "$tmp/$name.err")"
+    elif ! grep -Eq -- "^fpround: .*$re" "$tmp/$name.err"; then
+        bad "$name: fpround $*: message does not match /$re/: $(cat "$tmp/$name.err")"
+    else
+        ok
+    fi
+}
+
+# check NAME PYTHON: the expression is true over d (NAME's JSON), e
+# (expect.json), t (d's tensors by name), T (d's total), M(t, fmt, method,
+# mode) (a sum's or dot's result object), E(t, fmt, mode) (an error object).
+check() {
+    name=$1
+    if python3 - "$tmp" "$tmp/$name.out" "$2" <<'EOF'
+import json, math, os, sys
+tmp, path, expr = sys.argv[1:]
+d = json.load(open(path, encoding="utf-8"))
+e = json.load(open(os.path.join(tmp, "expect.json")))
+t = {x["name"]: x for x in d["tensors"]}
+T = d["total"]
+M = lambda x, f, meth, mode: x["formats"][f]["methods"][meth][mode]
+E = lambda x, f, mode: x["formats"][f][mode]
+close = lambda a, b, tol=1e-15: abs(a - b) <= tol * abs(b)
+if not eval("(" + expr + "\n)"):
+    sys.exit("false: " + expr)
+EOF
+    then
+        ok
+    else
+        bad "$name: JSON check failed"
+    fi
+}
+
+has() {
+    name=$1
+    shift
+    for re in "$@"; do
+        if grep -Eq -- "$re" "$tmp/$name.out"; then ok; else bad "$name: no line matches /$re/"; fi
+    done
+}
+
+# 2^15 ones in fp16: sequential stagnates at 2048 (2048 + 1 ties to 2048),
+# pairwise and Kahan give exactly 32768.
+good ones15 --json - --sum --formats fp16 --round rne "$tmp/ones15.npy"
+check ones15 'd["tool"] == "fpround" and d["kind"] == "sum" and d["round"] == ["rne"]
+    and t["ones15.npy"]["exact"] == 32768 and t["ones15.npy"]["formats"]["fp16"]["exact"] == 32768
+    and M(t["ones15.npy"], "fp16", "sequential", "rne") == {"result": 2048, "error": -30720,
+        "rel_error": -0.9375, "stagnation": 2048, "absorbed": 30720}
+    and M(t["ones15.npy"], "fp16", "pairwise", "rne") == {"result": 32768, "error": 0, "rel_error": 0}
+    and M(t["ones15.npy"], "fp16", "kahan", "rne")["result"] == 32768
+    and list(t["ones15.npy"]["formats"]["fp16"]["methods"]) == ["sequential", "pairwise", "kahan"]'
+good ones15-text --sum --formats fp16 --round rne "$tmp/ones15.npy"
+has ones15-text '^ +fp16 +sequential +rne +2048 +-9\.375e-01 +- +2048 +30720$' \
+    '^ +fp16 +pairwise +rne +32768 +\+0\.000e\+00 '
+
+# 2^20 ones in fp16: sequential still stagnates at 2048; pairwise overflows
+# (32768 + 32768 = 65536 >= 65520 rounds to inf under RNE).
+good ones20 --json - --sum --formats fp16 --round rne "$tmp/ones20.npy"
+check ones20 'M(t["ones20.npy"], "fp16", "sequential", "rne") == {"result": 2048,
+        "error": 2048 - 2**20, "rel_error": (2048 - 2**20) / 2**20, "stagnation": 2048,
+        "absorbed": 2**20 - 2048}
+    and M(t["ones20.npy"], "fp16", "pairwise", "rne") == {"result": "inf", "error": None, "rel_error": None}
+    and T["formats"]["fp16"]["pairwise"]["rne"] == {"max_abs_rel_error": None, "nonfinite": 1}'
+
+# bf16 (8-bit significand): 2^12 ones stagnate at 256; Kahan recovers 4096.
+good ones12 --json - --sum --formats bf16,fp16 --round rne "$tmp/ones12.npy"
+check ones12 'M(t["ones12.npy"], "bf16", "sequential", "rne")["result"] == 256
+    and M(t["ones12.npy"], "bf16", "sequential", "rne")["stagnation"] == 256
+    and M(t["ones12.npy"], "bf16", "kahan", "rne")["result"] == 4096
+    and M(t["ones12.npy"], "bf16", "pairwise", "rne")["result"] == 4096
+    and M(t["ones12.npy"], "fp16", "sequential", "rne")["result"] == 2048'
+
+# Stochastic rounding: over 64 seeds the sequential fp16 sum of 4096 ones
+# is unbiased (mean within 4 standard errors of 4096, where RNE is 2048
+# off), the seeds differ, and the same seeds give the same sums.
+good sr --json - --sum --formats fp16 --round rne,sr --seeds 64 --seed 100 "$tmp/ones12.npy"
+check sr 'd["seeds"] == 64 and d["seed"] == 100
+    and M(t["ones12.npy"], "fp16", "sequential", "sr")["seeds"] == 64
+    and len(set(M(t["ones12.npy"], "fp16", "sequential", "sr")["results"])) > 8
+    and abs(M(t["ones12.npy"], "fp16", "sequential", "sr")["mean"] - 4096)
+        <= 4 * M(t["ones12.npy"], "fp16", "sequential", "sr")["sd"] / 8
+    and M(t["ones12.npy"], "fp16", "sequential", "sr")["sd"] > 0
+    and abs(M(t["ones12.npy"], "fp16", "sequential", "sr")["mean_rel_error"]) < 0.02
+    and M(t["ones12.npy"], "fp16", "sequential", "rne")["rel_error"] == -0.5
+    and close(M(t["ones12.npy"], "fp16", "sequential", "sr")["mean"],
+              sum(M(t["ones12.npy"], "fp16", "sequential", "sr")["results"]) / 64)'
+good sr2 --json - --sum --formats fp16 --round rne,sr --seeds 64 --seed 100 "$tmp/ones12.npy"
+if cmp -s "$tmp/sr.out" "$tmp/sr2.out"; then ok; else bad "sr: the same seeds gave other sums"; fi
+
+# Dot: exact products accumulated in fp32 lose nothing; products rounded to
+# fp16 lose 2^-20 each, in fp32 accumulation and in fp16 alike.
+good dot --json - --dot a b --formats fp16,fp64 --round rne "$tmp/dot.safetensors"
+check dot 'd["kind"] == "dot" and len(d["tensors"]) == 1 and d["tensors"][0]["name_b"] == "b"
+    and t["a"]["exact"] == e["exact_dot"] and t["a"]["formats"]["fp16"]["exact"] == e["exact_dot"]
+    and M(t["a"], "fp16", "fp32acc_exact", "rne") == {"result": e["exact_dot"], "error": 0, "rel_error": 0}
+    and M(t["a"], "fp16", "fp32acc_rounded", "rne")["result"] == e["rounded_dot"]
+    and M(t["a"], "fp16", "fp32acc_rounded", "rne")["rel_error"] == e["dot_rounded_rel"]
+    and M(t["a"], "fp16", "sequential", "rne")["result"] == e["rounded_dot"]
+    and M(t["a"], "fp16", "fma", "rne")["result"] == e["rounded_dot"]
+    and list(t["a"]["formats"]["fp16"]["methods"]) == ["sequential", "pairwise", "kahan", "fma",
+        "fp32acc_exact", "fp32acc_rounded"]
+    and list(t["a"]["formats"]["fp64"]["methods"]) == ["sequential", "pairwise", "kahan", "fma"]
+    and M(t["a"], "fp64", "fma", "rne")["rel_error"] == 0'
+
+# The rounding error of 0.1 (ten times, a zero and -0.1) in fp16 and e4m3.
+good tenth --json - --formats fp16,e4m3 --round rne,rup "$tmp/tenth.npy"
+check tenth 'E(T, "fp16", "rne")["measured"] == 11 and T["zeros"] == 1
+    and E(T, "fp16", "rne")["max_rel_error"] == e["tenth"]["fp16_rne"]["abs_rel"]
+    and close(E(T, "fp16", "rne")["mean_rel_error"], e["tenth"]["fp16_rne"]["abs_rel"])
+    and close(E(T, "fp16", "rne")["rms_rel_error"], e["tenth"]["fp16_rne"]["abs_rel"])
+    and close(E(T, "fp16", "rne")["bias"], e["tenth"]["fp16_rne"]["rel"])
+    and E(T, "fp16", "rne")["max_ulp_error"] == e["tenth"]["fp16_rne"]["ulps"]
+    and close(E(T, "fp16", "rne")["sqnr_db"], e["tenth"]["fp16_rne"]["sqnr"], 1e-12)
+    and E(T, "fp16", "rup")["max_ulp_error"] == e["tenth"]["fp16_rup"]["ulps"]
+    and E(T, "fp16", "rup")["max_rel_error"] == e["tenth"]["fp16_rup"]["abs_rel"]
+    and close(E(T, "fp16", "rup")["bias"], (10 * e["tenth"]["fp16_rup"]["rel"] + e["tenth"]["fp16_rne"]["rel"]) / 11)
+    and E(T, "e4m3", "rne")["max_rel_error"] == e["tenth"]["e4m3_rne"]["abs_rel"]
+    and E(T, "e4m3", "rne")["max_ulp_error"] == e["tenth"]["e4m3_rne"]["ulps"]
+    and E(T, "fp16", "rne")["overflow"] == 0 and E(T, "fp16", "rne")["exact"] == 0
+    and sum(E(T, "fp16", "rne")["ulp_hist"]) == 11
+    and list(E(T, "fp16", "rne")) == ["measured", "overflow", "underflow", "exact", "mean_rel_error",
+        "rms_rel_error", "max_rel_error", "bias", "max_ulp_error", "sqnr_db", "ulp_hist"]
+    and list(d) == ["tool", "version", "kind", "formats", "round", "seed", "seeds", "tensors", "total"]
+    and list(d["tensors"][0]) == ["name", "file", "dtype", "shape", "count", "zeros", "nonfinite", "formats"]'
+
+# Uniform [1, 2) in bf16: the SQNR of an independent rounding, and the
+# uniform-error model within 0.3 dB; RNE's bias is near 0, RTZ's about
+# -ulp/2 / 1.5 relative.
+good uniform --json - --formats bf16 --round rne,rtz "$tmp/uniform.npy"
+check uniform 'close(E(T, "bf16", "rne")["sqnr_db"], e["sqnr"], 1e-12)
+    and abs(E(T, "bf16", "rne")["sqnr_db"] - e["model"]) < 0.3
+    and 0.499 < E(T, "bf16", "rne")["max_ulp_error"] <= 0.5
+    and E(T, "bf16", "rne")["max_rel_error"] <= 2.0**-8
+    and abs(E(T, "bf16", "rne")["bias"]) < 1e-4
+    and E(T, "bf16", "rtz")["max_ulp_error"] < 1 and E(T, "bf16", "rtz")["bias"] < -1e-3
+    and E(T, "bf16", "rtz")["sqnr_db"] < E(T, "bf16", "rne")["sqnr_db"] - 5'
+
+# Overflow: counted apart, and not measured.
+good ovf --json - --formats e4m3,fp16 --round rne,rtz "$tmp/dot.safetensors" "$tmp/uniform.npy"
+check ovf 'T["count"] == 50011 and E(T, "e4m3", "rne")["overflow"] == 0'
+
+# Errors.
+error sumdot 2 'options --sum and --dot exclude each other' --sum --dot a b "$tmp/dot.safetensors"
+error dotnone 2 '--dot: no tensor named "z" among the 3 found' --dot a z "$tmp/dot.safetensors"
+error dotcount 2 '--dot: .*a has 4 elements but .*c has 3' --dot a c "$tmp/dot.safetensors"
+error dotargs 2 'option --dot needs two tensor names' "$tmp/dot.safetensors" --dot a
+error dotmatch 2 'option --match does not apply to --dot' --match a --dot a b "$tmp/dot.safetensors"
+error seeds 2 'option --seeds applies to --sum and --dot only' --seeds 4 "$tmp/tenth.npy"
+error seeds0 2 'option --seeds: "0" is not an integer from 1 to 100000' --sum --seeds 0 "$tmp/tenth.npy"
+error badround 2 'unknown rounding mode "up"' --round rne,up "$tmp/tenth.npy"
+error tworound 2 'option --round: rne is named twice' --round rne,RNE "$tmp/tenth.npy"
+error badfmt 2 'unknown format "fp17"' --formats fp17 "$tmp/tenth.npy"
+error missing 2 'nosuch\.npy: cannot open' "$tmp/nosuch.npy"
+error nomatch 2 'no tensors to analyse: --match matched none of the 3 found' --match '^x' "$tmp/dot.safetensors"
+error plotext 2 'option --plot: ".*x\.pdf" must end in \.png or \.svg' --plot "$tmp/x.pdf" "$tmp/tenth.npy"
+error option 2 'unknown option "--bogus"' --bogus "$tmp/tenth.npy"
+error overwrite 2 'tenth\.npy: is an input; fpround does not write over its inputs' --json "$tmp/tenth.npy" "$tmp/tenth.npy"
+error shape 2 'give --dtype too' --shape 4 "$tmp/tenth.npy"
+run usage
+if [ "$(cat "$tmp/usage.rc")" -eq 2 ] && grep -q '^usage: fpround ' "$tmp/usage.err"; then
+    ok
+else
+    bad "no PATH: status $(cat "$tmp/usage.rc"), or no usage on stderr"
+fi
+good help --help
+has help '^usage: fpround '
+good version --version
+has version '^fpround \(fpkit [0-9]'
+
+# Raw files: the tenths as raw f64 give the same errors.
+python3 - "$tmp/tenth.npy" "$tmp/tenth.raw" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(data[10 + struct.unpack("<H", data[8:10])[0]:])
+EOF
+good raw --json - --formats fp16,e4m3 --round rne,rup --dtype f64 --shape 3,4 "$tmp/tenth.raw"
+check raw 'T["formats"] == json.load(open(os.path.join(tmp, "tenth.out")))["total"]["formats"]
+    and d["tensors"][0]["shape"] == [3, 4]'
+
+# The usage lines of --help are the SYNOPSIS of the man page.
+if command -v mandoc >/dev/null 2>&1; then
+    mandoc -Tascii "$manpage" >"$tmp/man.txt"
+    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
+import re, sys
+man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
+synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
+usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
+a = "".join(synopsis.split()).lower()
+b = "".join(usage.replace("usage:", "", 1).split()).lower()
+if a != b:
+    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
+EOF
+    then ok; else bad "the SYNOPSIS of $manpage and the usage lines differ"; fi
+else
+    skipped "man page SYNOPSIS check (mandoc missing)"
+fi
+
+# Every example of the man page runs on the bundled sample from the top of
+# the source tree and exits 0 with nothing on stderr; those that write JSON
+# write valid JSON, those that plot a file gnuplot made.
+fpround_abs=$(cd "$(dirname "$FPROUND")" && pwd)/$(basename "$FPROUND")
+srcdir_abs=$(cd "$srcdir" && pwd)
+mkdir "$tmp/ex"
+nex=0
+sed -n 's/^\.Dl fpround //p' "$manpage" | sed 's/\\-/-/g' >"$tmp/examples"
+while IFS= read -r line; do
+    case $line in
+    *'|'*) continue ;;
+    *--plot*) [ "$have_gnuplot" = yes ] || { skipped "example needs gnuplot: fpround $line"; continue; } ;;
+    esac
+    nex=$((nex + 1))
+    rc=0
+    # Outputs named in the example go to $tmp/ex; inputs are read from the source tree.
+    ex=$(printf '%s\n' "$line" | sed "s|tests/data/sample|$srcdir_abs/tests/data/sample|g")
+    (cd "$tmp/ex" && eval "\"\$fpround_abs\" $ex") >"$tmp/ex.out" 2>"$tmp/ex.err" || rc=$?
+    if [ "$rc" -eq 0 ] && [ ! -s "$tmp/ex.err" ]; then
+        ok
+    else
+        bad "man page example: fpround $line: status $rc: $(head -n 2 "$tmp/ex.err")"
+    fi
+done <"$tmp/examples"
+if [ "$nex" -ge 4 ]; then ok; else bad "$manpage: only $nex examples run"; fi
+for j in "$tmp"/ex/*.json; do
+    [ -e "$j" ] || continue
+    if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tool"] == "fpround"' "$j"; then
+        ok
+    else
+        bad "man page example wrote invalid JSON: $j"
+    fi
+done
+
+# Plots: the PNG has the size asked for, for the histogram and the running
+# sums; SVG too; gnuplot's failure is a clear error.
+png_size() {
+    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
+}
+if [ "$have_gnuplot" = yes ]; then
+    mkdir "$tmp/plots"
+    good plot --quiet --round rne,sr --plot "$tmp/plots/h.png" --plot-size 640x400 "$tmp/uniform.npy"
+    if [ "$(png_size "$tmp/plots/h.png")" = 640x400 ]; then ok; else bad "plot: h.png not 640x400"; fi
+    good plot-sum --quiet --sum --seeds 2 --plot "$tmp/plots/s.png" "$tmp/ones12.npy"
+    if [ "$(png_size "$tmp/plots/s.png")" = 1000x600 ]; then ok; else bad "plot-sum: not 1000x600"; fi
+    good plot-dot --quiet --dot a b --seeds 2 --plot "$tmp/plots/d.svg" "$tmp/dot.safetensors"
+    if grep -q '<svg' "$tmp/plots/d.svg"; then ok; else bad "plot-dot: no <svg>"; fi
+    FPKIT_GNUPLOT=false
+    export FPKIT_GNUPLOT
+    error plotfail 1 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/tenth.npy"
+    unset FPKIT_GNUPLOT
+    left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
+    if [ "$left" = "./d.svg ./h.png ./s.png " ]; then ok; else bad "plots: files left behind: $left"; fi
+else
+    skipped "plots (no gnuplot)"
+fi
+
+echo "fpround: $skip skipped"
+echo "fpround: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

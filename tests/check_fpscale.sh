@@ -1,0 +1,484 @@
+#!/bin/sh
+# fpscale on dump series whose answers are known exactly: gradients made to
+# overflow fp16 at known steps give a skip pattern and scale trajectory
+# written out by hand (GradScaler's rules, growth every 3 steps), FP8
+# delayed scaling on a crafted amax history gives hand-computed scales,
+# saturation and underflow; step order from metadata and from file names;
+# the JSON; the error cases; the plot; and the man page's examples on the
+# bundled sample, whose printed output must reproduce.
+#
+# make check runs it from the build directory with srcdir set; FPSCALE
+# names another binary.  Parts that need gnuplot or mandoc are reported as
+# skipped when those are missing.
+set -eu
+
+srcdir=${srcdir:-.}
+FPSCALE=${FPSCALE:-./tools/fpscale}
+FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
+export FPKIT_PLOTDIR
+manpage=$srcdir/man/fpscale.1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpscale.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+pass=0
+fail=0
+skip=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: $*"
+}
+skipped() {
+    skip=$((skip + 1))
+    echo "SKIP: $*"
+}
+
+if [ ! -x "$FPSCALE" ]; then
+    echo "check_fpscale: $FPSCALE is not an executable" >&2
+    exit 99
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "check_fpscale: python3 is needed to make the test data"
+    exit 77
+fi
+have_gnuplot=no
+if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    have_gnuplot=yes
+fi
+
+python3 - "$tmp" <<'EOF'
+import json, math, os, struct, sys
+
+out = sys.argv[1]
+p2 = lambda e: math.ldexp(1.0, e)
+
+def npy(path, values):
+    data = struct.pack("<%dd" % len(values), *values)
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d,), }" % len(values)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + data)
+
+def safetensors(path, tensors, metadata=None):
+    header, blobs, off = {}, [], 0
+    for name, values in tensors:
+        b = struct.pack("<%df" % len(values), *values)
+        header[name] = {"dtype": "F32", "shape": [len(values)], "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    if metadata:
+        header["__metadata__"] = metadata
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+# Loss scaling, steps 1..14.  fp16 overflows at |x*S| >= 65520: 2 * 2^15
+# and 3 * 2^15 overflow, 0.25 * 2^17 does not.  Steps 3 and 7 overflow
+# (one element at 3, two at 7).  Underflow (|x*S| <= 2^-25 rounds to 0):
+# 2^-42 at every scale up to 2^17; 2^-40 only at 2^15 (2^-25, a tie to 0).
+def grads(step):
+    a = [0.25, -0.125, 0.0]
+    if step == 3:
+        a[0] = 2.0
+    if step == 7:
+        a[0], a[1] = -3.0, 2.0
+    return a, [p2(-42), p2(-40)]
+
+dirs = {k: os.path.join(out, k) for k in ("meta", "names", "scaled", "act")}
+for d in dirs.values():
+    os.mkdir(d)
+for step in range(1, 15):
+    a, b = grads(step)
+    # File names count down: only the metadata gives the order.
+    safetensors(os.path.join(dirs["meta"], "dump-%02d.safetensors" % (15 - step)),
+                [("grad/a", a), ("grad/b", b), ("weight/a", [1e9])], {"step": str(step)})
+    # No metadata: the number in the name, not zero-padded (g-10 sorts before g-2).
+    npy(os.path.join(dirs["names"], "g-%d.npy" % step), a + b)
+    # Gradients stored times their loss scale 1024, with the step in the name.
+    safetensors(os.path.join(dirs["scaled"], "s%d.safetensors" % step),
+                [("grad/a", [x * 1024 for x in a]), ("grad/b", [x * 1024 for x in b])],
+                {"loss_scale": "1024"})
+    # Activation gradients that overflow at every scale the replay reaches.
+    safetensors(os.path.join(dirs["act"], "step%d.safetensors" % step),
+                [("grad/a", a), ("actgrad/fc", [1e6, 1.0])], {"step": str(step)})
+
+# FP8 (e4m3, max 448; |x*s| > 464 saturates, <= 2^-10 rounds to 0), steps
+# 1..6.  grad/w: amax 1, 4, 8, 0.5, 0.25, 0.25 (the third element always
+# underflows).  grad/z: zeros, then 1, then inf (non-finite amax), 2, 0.5.
+os.mkdir(os.path.join(out, "fp8"))
+W = {1: [1.0, -0.5, p2(-12)], 2: [4.0, -2.0, p2(-20)], 3: [8.0, 4.0, p2(-17)],
+     4: [0.5, 0.25, p2(-16)], 5: [0.25, p2(-16)], 6: [0.25, p2(-20)]}
+Z = {1: [0.0, 0.0], 2: [1.0], 3: [float("inf"), 1.0], 4: [2.0], 5: [0.5], 6: [0.25]}
+for step in range(1, 7):
+    t = [("grad/w", W[step]), ("grad/z", Z[step])]
+    if step >= 3:
+        t.append(("grad/v", [p2(-3)]))
+    safetensors(os.path.join(out, "fp8", "step-%d.safetensors" % step), t, {"step": str(step)})
+
+# Growth capped by float32: 2^127 * 2 is inf, so the scale stays.
+os.mkdir(os.path.join(out, "cap"))
+for step in range(1, 4):
+    safetensors(os.path.join(out, "cap", "c%d.safetensors" % step), [("grad/a", [p2(-120)])])
+
+# Broken series.
+for d in ("nonum", "dup", "badmeta", "odd"):
+    os.mkdir(os.path.join(out, d))
+npy(os.path.join(out, "nonum", "grad.npy"), [1.0])
+safetensors(os.path.join(out, "dup", "a.safetensors"), [("grad/a", [1.0])], {"step": "5"})
+safetensors(os.path.join(out, "dup", "b.safetensors"), [("grad/a", [1.0])], {"step": "5"})
+safetensors(os.path.join(out, "badmeta", "x1.safetensors"), [("grad/a", [1.0])], {"step": "five"})
+safetensors(os.path.join(out, "odd", "o1.safetensors"), [("grad/a", [1.0])], {"loss_scale": "3"})
+os.mkdir(os.path.join(out, "empty"))
+EOF
+
+run() {
+    name=$1
+    shift
+    rc=0
+    "$FPSCALE" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+    echo "$rc" >"$tmp/$name.rc"
+}
+
+good() {
+    name=$1
+    run "$@"
+    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
+        ok
+    else
+        shift
+        bad "$name: fpscale $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
+    fi
+}
+
+# error NAME STATUS REGEX ARGS...: exit STATUS, one line on stderr matching
+# "^fpscale: .*REGEX", nothing on stdout.
+error() {
+    name=$1 status=$2 re=$3
+    shift 3
+    run "$name" "$@"
+    rc=$(cat "$tmp/$name.rc")
+    n=$(wc -l <"$tmp/$name.err" | tr -d ' ')
+    if [ "$rc" -ne "$status" ]; then
+        bad "$name: fpscale $*: exit status $rc, expected $status: $(head -n 2 "$tmp/$name.err")"
+    elif [ -s "$tmp/$name.out" ]; then
+        bad "$name: fpscale $*: wrote to stdout: $(head -n 1 "$tmp/$name.out")"
+    elif [ "$n" -ne 1 ]; then
+        bad "$name: fpscale $*: $n lines on stderr, expected 1: $(cat "$tmp/$name.err")"
+    elif ! grep -Eq -- "^fpscale: .*$re" "$tmp/$name.err"; then
+        bad "$name: fpscale $*: message does not match /$re/: $(cat "$tmp/$name.err")"
+    else
+        ok
+    fi
+}
+
+# check NAME PYTHON: the expression holds over d (the JSON in NAME.out),
+# S (its steps), col(key) (that key of every step), T (tensor rows by name:
+# T[name] is the list of (step, row) in fp8 mode).
+check() {
+    name=$1
+    if python3 - "$tmp/$name.out" "$2" <<'EOF'
+import json, sys
+path, expr = sys.argv[1:]
+d = json.load(open(path, encoding="utf-8"))
+S = d["steps"]
+col = lambda k: [s[k] for s in S]
+T = {}
+for s in S:
+    for t in (s["tensors"] if isinstance(s["tensors"], list) else []):
+        T.setdefault(t["name"], []).append((s["step"], t))
+tcol = lambda n, k: [t[k] for _, t in T[n]]
+if not eval("(" + expr + "\n)"):
+    print("false: " + expr)
+    print(json.dumps(S[:3])[:1500])
+    sys.exit(1)
+EOF
+    then
+        ok
+    else
+        bad "$name: JSON check failed"
+    fi
+}
+
+has() {
+    name=$1
+    shift
+    for re in "$@"; do
+        if grep -Eq -- "$re" "$tmp/$name.out"; then ok; else bad "$name: no line matches /$re/"; fi
+    done
+}
+
+# The trajectory by hand, growth interval 3: 2^16 at steps 1-3, step 3
+# overflows (2 * 2^16): 2^15 at 4-6, grown after 3 clean steps: 2^16 at 7,
+# which overflows: 2^15 at 8-10, 2^16 at 11-13, 2^17 at 14.
+expect_log2='[16, 16, 16, 15, 15, 15, 16, 15, 15, 15, 16, 16, 16, 17]'
+expect_skip='[s in (3, 7) for s in range(1, 15)]'
+expect_under='[2 if k == 15 else 1 for k in '$expect_log2']'
+traj='col("scale_log2") == '$expect_log2' and col("skipped") == '$expect_skip'
+    and col("step") == list(range(1, 15)) and col("underflow") == '$expect_under'
+    and col("overflow") == [1 if s == 3 else 2 if s == 7 else 0 for s in range(1, 15)]
+    and col("nonzero_finite") == [4] * 14 and col("nonfinite") == [0] * 14
+    and col("scale") == [2.0 ** k for k in '$expect_log2']
+    and col("growth_tracker") == [1, 2, 0, 1, 2, 0, 0, 1, 2, 0, 1, 2, 0, 1]
+    and [s["next_scale"] for s in S[:-1]] == col("scale")[1:] and S[-1]["next_scale"] == 2.0 ** 17
+    and d["total"]["skipped"] == 2 and d["total"]["final_scale"] == 2.0 ** 17'
+
+good meta --json - --growth-interval 3 "$tmp/meta"
+check meta "$traj"
+check meta 'd["tool"] == "fpscale" and d["mode"] == "loss" and d["format"] == "fp16"
+    and d["match"] == "^grad/" and d["grads_scaled"] is False
+    and d["params"] == {"init_scale": 65536, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 3}
+    and list(d) == ["tool", "version", "mode", "format", "match", "grads_scaled", "params", "steps", "total"]
+    and list(S[0]) == ["step", "file", "step_from", "scale", "scale_log2", "skipped", "tensors", "count",
+        "nonzero_finite", "nonfinite", "overflow", "underflow", "overflow_frac", "underflow_frac",
+        "growth_tracker", "next_scale"]
+    and col("step_from") == ["metadata"] * 14 and col("tensors") == [2] * 14
+    and S[0]["file"].endswith("dump-14.safetensors") and S[2]["overflow_frac"] == 0.25
+    and d["total"]["nonzero_finite"] == 56 and d["total"]["overflow"] == 3'
+
+good names --json - --growth-interval 3 --match . "$tmp/names"
+check names "$traj"
+check names 'col("step_from") == ["name"] * 14 and S[9]["file"].endswith("g-10.npy")'
+
+good scaled --json - --growth-interval 3 --grads-scaled "$tmp/scaled"
+check scaled "$traj"
+check scaled 'd["grads_scaled"] is True and col("loss_scale") == [1024] * 14'
+
+# Activation gradients included: every step overflows and backs off.
+good act --json - --growth-interval 3 --match '^(grad|actgrad)/' "$tmp/act"
+check act 'col("scale_log2") == list(range(16, 2, -1)) and all(col("skipped"))
+    and d["total"]["final_scale"] == 2.0 ** 2'
+good act-grad --json - --growth-interval 3 "$tmp/act"
+check act-grad 'col("scale_log2") == '"$expect_log2"
+
+# The default interval (2000) never grows in 14 steps: 2^16, 2^15 after
+# step 3, 2^14 after step 7 (2 * 2^15 overflows too).
+good default --json - "$tmp/meta"
+check default 'col("scale_log2") == [16] * 3 + [15] * 4 + [14] * 7
+    and col("skipped") == [s in (3, 7) for s in range(1, 15)]'
+
+# Growth stops where float32 ends: 2^127 * 2 is inf.
+good cap --json - --init-scale 2^127 --growth-interval 1 "$tmp/cap"
+check cap 'col("scale_log2") == [127] * 3 and col("growth_tracker") == [0] * 3'
+# Other factors, in float32: 1, 3, 9 growing by 3 each step; a backoff of
+# 0.3 from 2^16 is float32(65536 * 0.3) = 10066330 * 2^-9 = 19660.80078125
+# (65536 * 0.3 = 19660.8 exactly scaled; 19660.8 / 2^-9 = 10066329.6).
+good factors --json - --init-scale 1 --growth-factor 3 --growth-interval 1 "$tmp/cap"
+check factors 'col("scale") == [1, 3, 9] and S[-1]["next_scale"] == 27 and col("scale_log2") == [0, None, None]'
+good backoff --json - --backoff-factor 0.3 --growth-interval 3 "$tmp/meta"
+check backoff 'col("scale")[:4] == [65536, 65536, 65536, 19660.80078125]'
+# Another format: bf16 holds 2 * 2^16, and the scale grows.
+good bf16 --json - --format bf16 --growth-interval 5 "$tmp/meta"
+check bf16 'not any(col("skipped")) and col("scale_log2") == [16] * 5 + [17] * 5 + [18] * 4'
+
+# The table.
+good text --growth-interval 3 "$tmp/meta"
+has text '^fpscale: 14 steps, 2 tensors a step matching \^grad/$' \
+    '^loss scaling in fp16: init 2\^16, growth 2 every 3 clean steps, backoff 0\.5$' \
+    '^ +step +scale +skipped +overflow +under % +nonzero +file$' \
+    '^ +3 +2\^16 +yes +1 +25\.00 +4  dump-12\.safetensors$' \
+    '^ +7 +2\^16 +yes +2 +25\.00 +4  dump-08\.safetensors$' \
+    '^ +14 +2\^17 +no +0 +25\.00 +4  dump-01\.safetensors$' \
+    '^2 of 14 steps skipped; then scale 2\^17, 1 clean step toward growth$'
+
+# FP8, history 2, by hand (scale = 448 / max of the two amaxes before):
+# w: 1 (empty), 448/1, 448/4, 448/max(4,8), 448/max(8,0.5), 448/max(0.5,0.25).
+# saturated: step 2 (4 and 2 times 448), step 3 (8 * 112 = 896; 4 * 112 =
+# 448 stays); the last element of w underflows at every step.
+# z: 1, 1 (its history max is 0: the scale stays), 448/1, then inf in
+# the history keeps 448 for two steps (2 * 448 saturates at step 4), then
+# 448/max(2,0.5).
+# v (from step 3): 1, then 448/0.125 = 3584.
+fp8='tcol("grad/w", "scale") == [1, 448, 112, 56, 56, 896]
+    and tcol("grad/w", "saturated") == [0, 2, 1, 0, 0, 0]
+    and tcol("grad/w", "underflow") == [1] * 6
+    and tcol("grad/w", "history") == [0, 1, 2, 2, 2, 2]
+    and tcol("grad/w", "history_amax") == [None, 1, 4, 8, 8, 0.5]
+    and tcol("grad/w", "amax") == [1, 4, 8, 0.5, 0.25, 0.25]
+    and tcol("grad/z", "scale") == [1, 1, 448, 448, 448, 224]
+    and tcol("grad/z", "amax") == [0, 1, None, 2, 0.5, 0.25]
+    and tcol("grad/z", "history_amax") == [None, 0, 1, None, None, 2]
+    and tcol("grad/z", "nonfinite") == [0, 0, 1, 0, 0, 0]
+    and tcol("grad/z", "saturated") == [0, 0, 0, 1, 0, 0]
+    and tcol("grad/v", "scale") == [1, 3584, 3584, 3584]
+    and [s for s, _ in T["grad/v"]] == [3, 4, 5, 6]'
+good fp8 --json - --fp8 --history 2 "$tmp/fp8"
+check fp8 "$fp8"
+check fp8 'd["mode"] == "fp8" and d["format"] == "e4m3"
+    and d["params"] == {"fp8_max": 448, "history": 2, "margin": 0}
+    and list(S[0]) == ["step", "file", "step_from", "count", "nonzero_finite", "nonfinite",
+        "saturated", "underflow", "saturated_frac", "underflow_frac", "tensors"]
+    and list(S[0]["tensors"][0]) == ["name", "scale", "scale_log2", "history", "history_amax", "amax",
+        "count", "nonzero_finite", "nonfinite", "saturated", "underflow", "saturated_frac", "underflow_frac"]
+    and col("saturated") == [0, 2, 1, 1, 0, 0] and S[1]["saturated_frac"] == 2 / 4
+    and tcol("grad/w", "scale_log2") == [0, None, None, None, None, None]
+    and d["total"]["saturated"] == 4'
+# The default history (1024) keeps 8 in w's history.
+good fp8-long --json - --fp8 "$tmp/fp8"
+check fp8-long 'tcol("grad/w", "scale") == [1, 448, 112, 56, 56, 56]
+    and tcol("grad/z", "scale") == [1, 1, 448, 448, 448, 448]'
+good fp8-margin --json - --fp8 --history 2 --margin 1 "$tmp/fp8"
+check fp8-margin 'tcol("grad/w", "scale") == [1, 224, 56, 28, 28, 448]
+    and tcol("grad/w", "saturated") == [0, 1, 0, 0, 0, 0]'
+# e5m2: max 57344; 4 * 57344 and 2 * 57344 exceed 61440 and saturate.
+good fp8-e5m2 --json - --fp8 --fp8-format e5m2 --history 2 "$tmp/fp8"
+check fp8-e5m2 'd["params"]["fp8_max"] == 57344
+    and tcol("grad/w", "scale") == [1, 57344, 14336, 7168, 7168, 114688]
+    and tcol("grad/w", "saturated") == [0, 2, 1, 0, 0, 0]'
+good fp8-text --fp8 --history 2 --match '^grad/w$' "$tmp/fp8"
+has fp8-text '^FP8 delayed scaling in e4m3 \(max 448\): history 2, margin 0$' \
+    '^ +2 +448 +1 +4 +66\.67 +33\.33  grad/w$' \
+    '^ +6 +896 +0\.5 +0\.25 +0 +50\.00  grad/w$' \
+    '^all steps: of 16 nonzero finite elements, 3 saturated \(18\.75%\), 6 underflowed \(37\.50%\)$'
+
+# Files, --quiet.
+good files --json "$tmp/o.json" "$tmp/meta"
+if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/o.json" &&
+    grep -q 'steps skipped' "$tmp/files.out"; then ok; else bad "files: JSON file or table missing"; fi
+good quiet --quiet --json "$tmp/q.json" "$tmp/meta"
+if [ ! -s "$tmp/quiet.out" ] && [ -s "$tmp/q.json" ]; then ok; else bad "--quiet: output on stdout"; fi
+
+# Errors.
+error nonum 2 'grad\.npy: no step number' --match . "$tmp/nonum"
+error dup 2 'step 5 twice: .*a\.safetensors and .*b\.safetensors' "$tmp/dup"
+error badmeta 2 'x1\.safetensors: __metadata__ step "five" is not a step number' "$tmp/badmeta"
+error nomatch 2 'g-1\.npy: no tensor matches --match .\^grad/.' "$tmp/names"
+error npyscaled 2 'g-1\.npy: --grads-scaled needs the loss scale' --match . --grads-scaled "$tmp/names"
+error inexact 2 'o1\.safetensors: dividing by the loss scale 3 is not exact' --grads-scaled "$tmp/odd"
+error missing 2 'nosuch: cannot open' "$tmp/nosuch"
+error emptydir 2 'no dumps found' "$tmp/empty"
+error margin 2 'option --margin applies to --fp8 only' --margin 1 "$tmp/meta"
+error history 2 'option --history applies to --fp8 only' --history 4 "$tmp/meta"
+error initfp8 2 'option --init-scale applies to loss scaling' --fp8 --init-scale 1 "$tmp/meta"
+error formatfp8 2 'option --format applies to loss scaling' --fp8 --format fp16 "$tmp/meta"
+error fp8fmt 2 'option --fp8-format: fp16 is not an 8-bit format' --fp8 --fp8-format fp16 "$tmp/meta"
+error growth 2 'option --growth-factor: "1" is not above 1' --growth-factor 1 "$tmp/meta"
+error backoff 2 'option --backoff-factor: "1" is not below 1' --backoff-factor 1 "$tmp/meta"
+error backoff0 2 'option --backoff-factor: "0" is not a finite positive number' --backoff-factor 0 "$tmp/meta"
+error interval 2 'option --growth-interval: "0" is not an integer from 1 to' --growth-interval 0 "$tmp/meta"
+error init 2 'option --init-scale: "1e39" is 0 or infinite in float32' --init-scale 1e39 "$tmp/meta"
+error initneg 2 'option --init-scale: "-1" is not a finite positive number' --init-scale -1 "$tmp/meta"
+error hist0 2 'option --history: "0" is not an integer' --fp8 --history 0 "$tmp/meta"
+error badfmt 2 'unknown format "fp17"' --format fp17 "$tmp/meta"
+error badre 2 'option --match: "\(" is not a regular expression' --match '(' "$tmp/meta"
+error plotext 2 'option --plot: ".*x\.pdf" must end in \.png or \.svg' --plot "$tmp/x.pdf" "$tmp/meta"
+error option 2 'unknown option "--bogus"' --bogus "$tmp/meta"
+error needsarg 2 'option --json needs an argument' "$tmp/meta" --json
+error noarg 2 'option --fp8 takes no argument' --fp8=1 "$tmp/meta"
+error overwrite 2 'dump-01\.safetensors: is an input' --json "$tmp/meta/dump-01.safetensors" "$tmp/meta"
+run usage
+if [ "$(cat "$tmp/usage.rc")" -eq 2 ] && grep -q '^usage: fpscale ' "$tmp/usage.err"; then
+    ok
+else
+    bad "no PATH: status $(cat "$tmp/usage.rc"), or no usage on stderr"
+fi
+good help --help
+has help '^usage: fpscale '
+good version --version
+has version '^fpscale \(fpkit [0-9]'
+
+# Plots: PNG of the size asked for, SVG, both modes; nothing left behind.
+png_size() {
+    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
+}
+if [ "$have_gnuplot" = yes ]; then
+    mkdir "$tmp/plots"
+    good plot --quiet --growth-interval 3 --plot "$tmp/plots/l.png" --plot-size 640x400 "$tmp/meta"
+    if [ "$(png_size "$tmp/plots/l.png")" = 640x400 ]; then ok; else bad "plot: not 640x400"; fi
+    good plot8 --quiet --fp8 --plot "$tmp/plots/f.svg" "$tmp/fp8"
+    if grep -q '<svg' "$tmp/plots/f.svg"; then ok; else bad "plot8: no <svg>"; fi
+    FPKIT_GNUPLOT=false
+    export FPKIT_GNUPLOT
+    error plotfail 1 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/meta"
+    unset FPKIT_GNUPLOT
+    left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
+    if [ "$left" = "./f.svg ./l.png " ]; then ok; else bad "plots: files left: $left"; fi
+else
+    skipped "plots (no gnuplot)"
+fi
+
+# The SYNOPSIS of the man page is the usage of --help, but for case and
+# spacing.
+if command -v mandoc >/dev/null 2>&1 && [ -s "$manpage" ]; then
+    mandoc -Tascii "$manpage" >"$tmp/man.txt"
+    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
+import re, sys
+man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
+synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
+usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
+a = "".join(synopsis.split()).lower()
+b = "".join(usage.replace("usage:", "", 1).split()).lower()
+if a != b:
+    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
+EOF
+    then ok; else bad "the SYNOPSIS of $manpage and the usage lines differ"; fi
+else
+    skipped "man page SYNOPSIS check (mandoc or $manpage missing)"
+fi
+
+# The man page's examples, on the bundled sample (as tests/data/sample in
+# a scratch directory): each .Dl line runs and exits 0; each literal block
+# that starts with "$ fpscale" prints exactly the lines that follow it.
+# shellcheck disable=SC2034 # read by the eval below
+fpscale_abs=$(cd "$(dirname "$FPSCALE")" && pwd)/$(basename "$FPSCALE")
+mkdir -p "$tmp/ex/tests/data"
+ln -s "$(cd "$srcdir/tests/data/sample" && pwd)" "$tmp/ex/tests/data/sample"
+python3 - "$manpage" "$tmp/ex" <<'EOF'
+import sys
+src = open(sys.argv[1], encoding="utf-8").read().splitlines()
+unesc = lambda s: s.replace("\\-", "-").replace("\\(aq", "'").replace("\\e", "\\").replace("\\&", "")
+cmds, blocks, i = [], [], 0
+while i < len(src):
+    if src[i].startswith(".Dl fpscale "):
+        cmds.append(unesc(src[i][len(".Dl fpscale "):]))
+    if src[i].startswith(".Bd -literal") and i + 1 < len(src) and src[i + 1].startswith("$ fpscale "):
+        j = i + 2
+        while src[j] != ".Ed":
+            j += 1
+        blocks.append((unesc(src[i + 1][len("$ fpscale "):]), [unesc(l) for l in src[i + 2:j]]))
+        i = j
+    i += 1
+with open(sys.argv[2] + "/examples", "w") as f:
+    f.write("".join(c + "\n" for c in cmds))
+for n, (c, lines) in enumerate(blocks):
+    with open("%s/block%d.cmd" % (sys.argv[2], n), "w") as f:
+        f.write(c + "\n")
+    with open("%s/block%d.expect" % (sys.argv[2], n), "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+EOF
+nex=0
+while IFS= read -r line; do
+    case $line in
+    *'| '*) continue ;;
+    *--plot*) [ "$have_gnuplot" = yes ] || { skipped "example needs gnuplot: fpscale $line"; continue; } ;;
+    esac
+    nex=$((nex + 1))
+    rc=0
+    (cd "$tmp/ex" && eval "\"\$fpscale_abs\" $line") >"$tmp/ex.out" 2>"$tmp/ex.err" || rc=$?
+    if [ "$rc" -eq 0 ] && [ ! -s "$tmp/ex.err" ]; then
+        ok
+    else
+        bad "man page example: fpscale $line: status $rc: $(head -n 2 "$tmp/ex.err")"
+    fi
+done <"$tmp/ex/examples"
+if [ "$nex" -ge 4 ]; then ok; else bad "$manpage: only $nex examples run"; fi
+nblock=0
+for cmd in "$tmp"/ex/block*.cmd; do
+    [ -f "$cmd" ] || continue
+    nblock=$((nblock + 1))
+    line=$(cat "$cmd")
+    rc=0
+    (cd "$tmp/ex" && eval "\"\$fpscale_abs\" $line") >"$tmp/ex.out" 2>"$tmp/ex.err" || rc=$?
+    if [ "$rc" -eq 0 ] && cmp -s "$tmp/ex.out" "${cmd%.cmd}.expect"; then
+        ok
+    else
+        bad "man page output of fpscale $line differs: $(diff "${cmd%.cmd}.expect" "$tmp/ex.out" | head -n 5)"
+    fi
+done
+if [ "$nblock" -ge 2 ]; then ok; else bad "$manpage: only $nblock example outputs checked"; fi
+# The JSON of the sample is valid and in the documented shape.
+good sample --json - --match '^(grad|actgrad)/' "$srcdir/tests/data/sample"
+check sample 'col("step") == [0, 50, 300, 919] and col("tensors") == [16] * 4 and not any(col("skipped"))'
+
+echo "$pass passed, $fail failed${skip:+, $skip skipped}"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,339 @@
+#!/bin/sh
+# fpswamp on tiny dumps whose answers are known exactly: the swamping facts
+# of the literature (fp16: 1 + 2^-11 and 2^-3 + 2^-14 are lost; bf16:
+# 1 + 2^-9 is lost), the bins of the effective-update ratio, Kahan
+# recovering what round to nearest even loses, the drift of each strategy
+# over 64 steps (stochastic rounding unbiased over 200 seeds), updates from
+# gradients and a learning-rate sweep, two dumps paired by name, the JSON,
+# the error cases, the plots and the man page's examples on the bundled
+# sample.  Expected values are worked out by hand in the comments, never
+# computed by fpkit.
+#
+# make check runs it from the build directory with srcdir set; FPSWAMP
+# names another binary.  Parts that need gnuplot or mandoc are reported as
+# skipped when those are missing.
+set -eu
+
+srcdir=${srcdir:-.}
+FPSWAMP=${FPSWAMP:-./tools/fpswamp}
+FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
+export FPKIT_PLOTDIR
+manpage=$srcdir/man/fpswamp.1
+sample=$srcdir/tests/data/sample
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpswamp.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+pass=0
+fail=0
+skip=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: $*"
+}
+skipped() {
+    skip=$((skip + 1))
+    echo "SKIP: $*"
+}
+
+if [ ! -x "$FPSWAMP" ]; then
+    echo "check_fpswamp: $FPSWAMP is not an executable" >&2
+    exit 99
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "check_fpswamp: python3 is needed to make the test data"
+    exit 77
+fi
+have_gnuplot=no
+if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    have_gnuplot=yes
+fi
+
+python3 - "$tmp" <<'EOF'
+import json, os, struct, sys
+
+out = sys.argv[1]
+p2 = lambda e: 2.0 ** e
+
+def safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, shape, values in tensors:
+        b = struct.pack("<%df" % len(values), *values)
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+def npy(path, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % len(values)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
+                + struct.pack("<%df" % len(values), *values))
+
+# The facts: w + dw for five elements (and an exact zero update, not counted).
+safetensors(os.path.join(out, "facts.safetensors"), [
+    ("weight/a", [6], [1.0, 0.125, 1.0, 1.0, 1.0, 1.0]),
+    ("update/a", [6], [p2(-11), p2(-14), p2(-9), p2(-11) + p2(-20), p2(-10), 0.0]),
+])
+# One element, one update replayed: 1 + 64 * 2^-12.
+safetensors(os.path.join(out, "steps.safetensors"), [
+    ("weight/k", [1], [1.0]),
+    ("update/k", [1], [p2(-12)]),
+])
+# Gradients: with lr 1/8 the updates are 2^-11 and 2^-9.
+safetensors(os.path.join(out, "grads.safetensors"), [
+    ("weight/g", [2], [1.0, 1.0]),
+    ("grad/g", [2], [-p2(-8), -p2(-6)]),
+])
+safetensors(os.path.join(out, "sweep.safetensors"), [
+    ("weight/s", [1], [1.0]),
+    ("grad/s", [1], [-1.0]),
+])
+# Errors: a weight without its update; shapes that differ.
+safetensors(os.path.join(out, "nopair.safetensors"), [
+    ("weight/x", [1], [1.0]), ("update/y", [1], [1.0]),
+])
+safetensors(os.path.join(out, "shape.safetensors"), [
+    ("weight/x", [2, 1], [1.0, 1.0]), ("update/x", [2], [1.0, 1.0]),
+])
+# Two dumps paired by name: directories of .npy files.
+for d in ("w", "u", "u2"):
+    os.mkdir(os.path.join(out, d))
+npy(os.path.join(out, "w", "a.npy"), [1.0, 0.125])
+npy(os.path.join(out, "u", "a.npy"), [p2(-11), p2(-14)])
+npy(os.path.join(out, "u2", "b.npy"), [p2(-11), p2(-14)])
+EOF
+
+run() {
+    name=$1
+    shift
+    rc=0
+    "$FPSWAMP" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+    echo "$rc" >"$tmp/$name.rc"
+}
+good() {
+    name=$1
+    run "$@"
+    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
+        ok
+    else
+        shift
+        bad "$name: fpswamp $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
+    fi
+}
+# fails NAME STATUS REGEX ARGS...: exits with STATUS and a message matching REGEX.
+fails() {
+    name=$1 want=$2 re=$3
+    shift 3
+    run "$name" "$@"
+    if [ "$(cat "$tmp/$name.rc")" -eq "$want" ] && grep -Eq -- "$re" "$tmp/$name.err"; then
+        ok
+    else
+        bad "$name: fpswamp $* exited $(cat "$tmp/$name.rc") (want $want): $(head -n 2 "$tmp/$name.err")"
+    fi
+}
+# check NAME EXPR: EXPR holds of the JSON in NAME.out (d: the document, t:
+# the tensors by name, T: the total, H(p): 2^p).
+check() {
+    name=$1
+    if python3 - "$tmp/$name.out" "$2" <<'EOF'
+import json, sys
+path, expr = sys.argv[1:]
+d = json.load(open(path, encoding="utf-8"))
+t = {x["name"]: x for x in d["tensors"]}
+T = d["total"]
+H = lambda p: 2.0 ** p
+if not eval("(" + expr + "\n)"):
+    sys.exit("false: " + expr)
+EOF
+    then ok; else bad "$name: JSON check failed"; fi
+}
+has() {
+    name=$1
+    shift
+    for re in "$@"; do
+        if grep -Eq -- "$re" "$tmp/$name.out"; then ok; else bad "$name: no line matches /$re/"; fi
+    done
+}
+
+# The facts, element by element (fp16: 11 significand bits, ulp(1) = 2^-10,
+# ulp(1/8) = 2^-13; bf16: 8 bits, ulp(1) = 2^-7, ulp(1/8) = 2^-10):
+#   1 + 2^-11           fp16: a tie, to even: 1, lost   bf16: lost
+#   1/8 + 2^-14         fp16: a tie, to even: lost      bf16: lost
+#   1 + 2^-9            fp16: exact, r = 1              bf16: below half an ulp, lost
+#   1 + 2^-11 + 2^-20   fp16: up to 1 + 2^-10, r = 2^-10 / (2^-11 + 2^-20), in (3/2, 2]
+#                       bf16: lost
+#   1 + 2^-10           fp16: exact, r = 1              bf16: lost
+# The zero update is not counted.  Kahan keeps the rounding error in the
+# compensation: the pair holds w + rne(dw), so r = 1 everywhere, but in bf16
+# rne(2^-11 + 2^-20) = 2^-11, r = 2^-11 / (2^-11 + 2^-20), in [3/4, 1).
+# FP32 master weights hold every sum exactly.
+good facts --json - --formats fp16,bf16 "$tmp/facts.safetensors"
+check facts 'd["tool"] == "fpswamp" and list(d)[:2] == ["tool", "version"] and d["input"] == "update"
+    and d["lr"] is None and d["steps"] == 1 and d["seeds"] == 8 and d["formats"] == ["fp16", "bf16"]'
+check facts 't["a"]["count"] == 6 and t["a"]["update_nonzero"] == 5 and t["a"]["nonfinite"] == 0
+    and t["a"]["weight"] == "weight/a" and t["a"]["update"] == "update/a" and t["a"]["shape"] == [6]'
+check facts 't["a"]["formats"]["fp16"]["lost"] == 2 and t["a"]["formats"]["fp16"]["half_lost"] == 2
+    and t["a"]["formats"]["fp16"]["lost_frac"] == 0.4
+    and t["a"]["formats"]["fp16"]["ratio_hist"] == [2, 0, 0, 0, 0, 2, 0, 0, 1, 0]'
+check facts 't["a"]["formats"]["bf16"]["lost"] == 5 and t["a"]["formats"]["bf16"]["half_lost"] == 5
+    and t["a"]["formats"]["bf16"]["ratio_hist"] == [5, 0, 0, 0, 0, 0, 0, 0, 0, 0]'
+check facts 't["a"]["formats"]["fp16"]["kahan"]["lost"] == 0
+    and t["a"]["formats"]["fp16"]["kahan"]["ratio_hist"] == [0, 0, 0, 0, 0, 5, 0, 0, 0, 0]
+    and t["a"]["formats"]["bf16"]["kahan"]["lost"] == 0
+    and t["a"]["formats"]["bf16"]["kahan"]["ratio_hist"] == [0, 0, 0, 0, 1, 4, 0, 0, 0, 0]'
+check facts 't["a"]["fp32_master"]["lost"] == 0 and t["a"]["fp32_master"]["drift_max"] == 0
+    and t["a"]["fp32_master"]["ratio_hist"] == [0, 0, 0, 0, 0, 5, 0, 0, 0, 0]'
+# Stochastic rounding: the exact sums are never lost, the others (ties and
+# 1 + 2^-11 + 2^-20) may be, in each of the 8 seeds.
+check facts 'len(t["a"]["formats"]["fp16"]["sr"]["lost"]) == 8
+    and all(0 <= n <= 3 for n in t["a"]["formats"]["fp16"]["sr"]["lost"])
+    and t["a"]["formats"]["fp16"]["sr"]["ratio_hist"][5] == 16'
+check facts 'T["count"] == 6 and T["tensors"] == 1 and T["files"] == 1
+    and T["formats"]["fp16"]["lost"] == 2 and T["formats"]["bf16"]["lost"] == 5 and d["lr_sweep"] is None'
+good facts-text --formats fp16 "$tmp/facts.safetensors"
+has facts-text '^fpswamp: 1 tensor in 1 file, 6 elements, 5 nonzero updates' \
+    '^ +5 +40\.00 +40\.00 .* +0 +0 +0 +0  a$' '^fp16 '
+
+# 64 steps of 1 + 2^-12 in fp16: round to nearest even never moves (drift
+# -1, stuck); Kahan moves by 2^-10 every fourth step and ends exactly at
+# 1 + 2^-6 (drift 0); FP32 is exact throughout; stochastic rounding moves up
+# by 2^-10 with probability 1/4 each step, so its drift is unbiased: over
+# 200 seeds the mean signed drift lies within 4 standard errors of 0.
+good steps --json - --formats fp16 --steps 64 --seeds 200 "$tmp/steps.safetensors"
+check steps 't["k"]["formats"]["fp16"]["drift_signed_mean"] == -1 and t["k"]["formats"]["fp16"]["drift_mean"] == 1
+    and t["k"]["formats"]["fp16"]["stuck"] == 1 and t["k"]["formats"]["fp16"]["lost"] == 1'
+check steps 't["k"]["formats"]["fp16"]["kahan"]["drift_max"] == 0 and t["k"]["formats"]["fp16"]["kahan"]["lost"] == 0
+    and t["k"]["formats"]["fp16"]["kahan"]["stuck"] == 0 and t["k"]["fp32_master"]["drift_max"] == 0'
+check steps 'len(t["k"]["formats"]["fp16"]["sr"]["drift_signed"]) == 200
+    and t["k"]["formats"]["fp16"]["sr"]["drift_signed_sd"] > 0
+    and abs(t["k"]["formats"]["fp16"]["sr"]["drift_signed_mean"])
+        <= 4 * t["k"]["formats"]["fp16"]["sr"]["drift_signed_sd"] / 200 ** 0.5
+    and all(abs(v * 16 - round(v * 16)) == 0 for v in t["k"]["formats"]["fp16"]["sr"]["drift_signed"])'
+good steps-text --formats fp16 --steps 64 --seeds 4 "$tmp/steps.safetensors"
+has steps-text '^Drift after 64 steps' '^ +1 +100\.00 .* +0 +0  k$'
+
+# Updates from gradients: -1/8 * -2^-8 = 2^-11 (a tie in fp16, lost) and
+# 2^-9 (kept in fp16, lost in bf16).
+good grads --json - --formats fp16,bf16 --lr 0.125 "$tmp/grads.safetensors"
+check grads 'd["input"] == "gradient" and d["lr"] == 0.125 and t["g"]["update"] == "grad/g"
+    and t["g"]["formats"]["fp16"]["lost"] == 1 and t["g"]["formats"]["bf16"]["lost"] == 2'
+
+# The sweep from 2^-14 to 2^-6, nine powers of two: fp16 loses 1 + lr up to
+# lr = 2^-11 (a tie), bf16 up to 2^-8 (a tie), e5m2 (ulp(1) = 2^-2) all.
+good sweep --json - --formats fp16,bf16,e5m2 --lr-sweep 0.00006103515625:0.015625:9 "$tmp/sweep.safetensors"
+check sweep 'd["lr_sweep"] == [H(-14 + i) for i in range(9)] and T["formats"] is None
+    and [p["fp16"]["lost"] for p in t["s"]["lr_sweep"]] == [1, 1, 1, 1, 0, 0, 0, 0, 0]
+    and [p["bf16"]["lost"] for p in t["s"]["lr_sweep"]] == [1] * 7 + [0, 0]
+    and [p["e5m2"]["lost"] for p in T["lr_sweep"]] == [1] * 9'
+good sweep-text --formats fp16 --lr-sweep 0.00006103515625:0.015625:9 "$tmp/sweep.safetensors"
+has sweep-text '^ +6\.10352e-05 +100$' '^ +0\.015625 +0$'
+
+# Two dumps paired by name.
+good two --json - --formats fp16 --weights "$tmp/w" --updates "$tmp/u"
+check two 't["a.npy"]["formats"]["fp16"]["lost"] == 2 and T["update_nonzero"] == 2'
+
+# Errors.
+fails nopair 2 'weight/x has no update/x' "$tmp/nopair.safetensors"
+fails shape 2 'weight/x has shape \[2, 1\] but update/x .* has shape \[2\]' "$tmp/shape.safetensors"
+fails format 2 'unknown format "fp17"' --formats fp16,fp17 "$tmp/facts.safetensors"
+fails twice 2 'fp16 is named twice' --formats fp16,binary16 "$tmp/facts.safetensors"
+fails names 2 'tensor a.npy has no tensor of that name' --weights "$tmp/w" --updates "$tmp/u2"
+fails half 2 'go together' --weights "$tmp/w"
+fails both 2 'not both' --weights "$tmp/w" --updates "$tmp/u" "$tmp/facts.safetensors"
+fails nolr 2 'weight/a has no grad/a to pair with' --lr 0.1 "$tmp/facts.safetensors"
+fails match 2 'match --match' --match '^zzz' "$tmp/facts.safetensors"
+fails sweep-syntax 2 'is not LO:HI:N' --lr-sweep 0.1:1 "$tmp/sweep.safetensors"
+fails sweep-order 2 'LO must be below HI' --lr-sweep 1:0.1:3 "$tmp/sweep.safetensors"
+fails sweep-steps 2 'need --lr' --lr-sweep 0.1:1:3 --steps 4 "$tmp/sweep.safetensors"
+fails lr 2 'not a finite positive number' --lr -1 "$tmp/grads.safetensors"
+fails steps 2 'not an integer' --steps 0 "$tmp/facts.safetensors"
+fails missing 2 'facts.nope' "$tmp/facts.nope"
+fails ext 2 'must end in .png or .svg' --plot "$tmp/x.pdf" "$tmp/facts.safetensors"
+fails option 2 'unknown option' --frobnicate "$tmp/facts.safetensors"
+run noargs
+if [ "$(cat "$tmp/noargs.rc")" -eq 2 ] && grep -q '^usage: fpswamp' "$tmp/noargs.err"; then ok; else bad "no arguments: no usage"; fi
+good help --help
+has help '^usage: fpswamp '
+good version --version
+has version '^fpswamp \(fpkit [0-9]'
+
+# The bundled sample: a table, valid JSON whose total is the sum of its
+# tensors, and (with gnuplot) a plot of the requested size.
+good sample "$sample/step-000300.safetensors"
+has sample '^fpswamp: 8 tensors in 1 file, 4794 elements' '^fp16 ' '^e5m2 ' ' total$'
+good sample-json --json - "$sample"
+check sample-json 'len(d["tensors"]) == 32 and T["files"] == 4
+    and T["update_nonzero"] == sum(x["update_nonzero"] for x in d["tensors"])
+    and all(T["formats"][f]["lost"] == sum(x["formats"][f]["lost"] for x in d["tensors"])
+            and sum(T["formats"][f]["ratio_hist"]) + T["formats"][f]["overflow"] == T["update_nonzero"]
+            for f in d["formats"])
+    and T["fp32_master"]["lost"] == 0'
+png_size() {
+    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
+}
+if [ "$have_gnuplot" = yes ]; then
+    good plot --quiet --plot "$tmp/bars.png" --plot-size 640x400 "$sample/step-000000.safetensors"
+    if [ "$(png_size "$tmp/bars.png")" = 640x400 ]; then ok; else bad "plot: not a 640x400 PNG"; fi
+    good plot-sweep --quiet --plot "$tmp/sweep.svg" --lr-sweep 1e-4:1:5 "$sample/step-000000.safetensors"
+    if grep -q '<svg' "$tmp/sweep.svg"; then ok; else bad "plot-sweep: not an SVG"; fi
+    FPKIT_PLOTDIR=$tmp/none fails plot-script 1 'cannot read the plot script' --plot "$tmp/x.png" "$tmp/facts.safetensors"
+else
+    skipped "plots (gnuplot not installed)"
+fi
+
+# The man page: clean under mandoc's lint, its SYNOPSIS the usage lines, and
+# every example runs on the bundled sample (pipes skipped).
+if command -v mandoc >/dev/null 2>&1; then
+    if [ -z "$(mandoc -Tlint -Wwarning "$manpage" 2>&1)" ]; then ok; else bad "mandoc -Tlint $manpage"; fi
+    mandoc -Tascii "$manpage" >"$tmp/man.txt"
+    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
+import re, sys
+man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
+synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
+usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
+a = "".join(synopsis.split()).lower()
+b = "".join(usage.replace("usage:", "", 1).split()).lower()
+if a != b:
+    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
+EOF
+    then ok; else bad "the SYNOPSIS of $manpage and the usage lines differ"; fi
+else
+    skipped "man page lint and SYNOPSIS (mandoc not installed)"
+fi
+fpswamp_abs=$(cd "$(dirname "$FPSWAMP")" && pwd)/$(basename "$FPSWAMP")
+sample_abs=$(cd "$sample" && pwd)
+mkdir -p "$tmp/ex/tests/data"
+ln -s "$sample_abs" "$tmp/ex/tests/data/sample"
+cp -R "$tmp/w" "$tmp/ex/weights"
+cp -R "$tmp/u" "$tmp/ex/updates"
+nex=0
+sed -n 's/^\.Dl fpswamp //p' "$manpage" | sed 's/\\-/-/g' >"$tmp/examples"
+while IFS= read -r line; do
+    case $line in
+    *'|'*) continue ;;
+    *--plot*) [ "$have_gnuplot" = yes ] || { skipped "example needs gnuplot: fpswamp $line"; continue; } ;;
+    esac
+    nex=$((nex + 1))
+    rc=0
+    # shellcheck disable=SC2034 # read by the eval
+    (cd "$tmp/ex" && eval "\"\$fpswamp_abs\" $line") >"$tmp/ex.out" 2>"$tmp/ex.err" || rc=$?
+    if [ "$rc" -eq 0 ] && [ ! -s "$tmp/ex.err" ]; then
+        ok
+    else
+        bad "man page example: fpswamp $line: status $rc: $(head -n 2 "$tmp/ex.err")"
+    fi
+done <"$tmp/examples"
+if [ "$nex" -ge 4 ]; then ok; else bad "$manpage: only $nex examples run"; fi
+
+# No temporary file is left beside the outputs.
+left=$(find "$tmp" -name '.*.??????' | head -n 3)
+if [ -z "$left" ]; then ok; else bad "temporary files left: $left"; fi
+
+echo "fpswamp: $skip skipped"
+echo "fpswamp: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,957 @@
+/* fpround: the rounding error of low-precision formats on the tensors of a
+ * dump, element by element, and the error of sums and dot products
+ * accumulated in them, against exact values (MPFR). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <mpfr.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "fpround.h"
+#include "grad.h"
+#include "outfile.h"
+
+static const char usage[] =
+    "usage: fpround [--formats LIST] [--round LIST] [--seed N] [--seeds K]\n"
+    "               [--sum | --dot A B] [--match REGEX] [--dtype D] [--shape A,B,...]\n"
+    "               [--big-endian] [--json FILE] [--plot FILE] [--plot-size WxH]\n"
+    "               [--quiet] PATH...\n";
+
+static const char help[] =
+    "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
+    "searched for *.npy and *.safetensors.\n"
+    "  --formats LIST   formats to round into (default fp16,bf16,e4m3,e5m2)\n"
+    "  --round LIST     rounding modes: rne rna rtz rup rdn rod sr (default rne;\n"
+    "                   rne,sr with --sum or --dot)\n"
+    "  --seed N         the first stochastic-rounding seed (default 0)\n"
+    "  --seeds K        --sum, --dot: stochastic sums with K seeds (default 16)\n"
+    "  --sum            accumulate each tensor in each format: sequential,\n"
+    "                   pairwise, Kahan, against the exact sum\n"
+    "  --dot A B        the dot product of the tensors named A and B\n"
+    "  --match REGEX    only tensors whose name matches (POSIX extended regex)\n"
+    "  --dtype D        read every PATH as a raw file of D (f64 f32 f16 bf16 e4m3 e5m2)\n"
+    "  --shape A,B,...  the raw files' shape (default: one dimension)\n"
+    "  --big-endian     the raw files' elements are big-endian\n"
+    "  --json FILE      the report as JSON (- for standard output)\n"
+    "  --plot FILE      the error histogram, or the running sums, .png or .svg\n"
+    "  --plot-size WxH  its size (default 1000x600)\n"
+    "  --quiet          no table on standard output\n"
+    "  --help, --version\n";
+
+#define CHUNK 65536 /* elements read at once */
+#define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
+#define PLOT_POINTS 2000 /* running sums: about this many points */
+/* Bits of an MPFR number that holds any sum of up to 2^64 doubles exactly
+ * (2^-1074 .. 2^1088), or of their products (2^-2148 .. 2^2112). */
+#define SUM_PREC 2200
+#define DOT_PREC 4300
+
+typedef struct opts {
+    fr_run run;
+    regex_t match;
+    bool has_match, round_given;
+    fpk_raw_spec raw;
+    bool has_raw;
+    const char *dot_a, *dot_b;
+    const char *json, *plot;
+    int width, height;
+    bool quiet;
+} opts;
+
+typedef struct files {
+    char **v;
+    size_t n, cap;
+} files;
+
+/* A tensor to read: file FILE, tensor TENSOR of it. */
+typedef struct where {
+    size_t file, tensor;
+} where;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        cli_die(CLI_EXIT_FAILURE, "out of memory");
+    return p;
+}
+
+static void *xrealloc(void *p, size_t n, size_t size)
+{
+    if (!(p = realloc(p, (n ? n : 1) * size)))
+        cli_die(CLI_EXIT_FAILURE, "out of memory");
+    return p;
+}
+
+const char *fr_method_name(fr_method m)
+{
+    static const char *const names[FR_NMETHODS] = {
+        "sequential", "pairwise", "kahan", "fma", "fp32acc_exact", "fp32acc_rounded"};
+    return names[m];
+}
+
+bool fr_fp32_holds(const fpk_format *f)
+{
+    return f->man_bits <= fpk_fp32.man_bits && f->emin - f->man_bits >= fpk_fp32.emin - fpk_fp32.man_bits &&
+           f->emax <= fpk_fp32.emax;
+}
+
+/* An integer option value in [MIN, MAX], or an exit with status 2. */
+static long long parse_int(const char *opt, const char *s, long long min, long long max)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v < min || v > max)
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %lld to %lld", opt, s,
+                min, max);
+    return v;
+}
+
+static void parse_formats(opts *o, const char *list)
+{
+    char *copy = cli_strf("%s", list), *save = NULL;
+    fr_run *run = &o->run;
+    run->nformats = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const fpk_format *f = cli_format(t);
+        for (int j = 0; j < run->nformats; j++)
+            if (run->formats[j] == f)
+                cli_die(CLI_EXIT_USAGE, "option --formats: %s is named twice", f->name);
+        if (run->nformats == FPK_STATS_MAX_FORMATS)
+            cli_die(CLI_EXIT_USAGE, "option --formats: at most %d formats", FPK_STATS_MAX_FORMATS);
+        run->formats[run->nformats++] = f;
+    }
+    free(copy);
+    if (!run->nformats)
+        cli_die(CLI_EXIT_USAGE, "option --formats: no format named in \"%s\"", list);
+}
+
+static void parse_rounds(opts *o, const char *list)
+{
+    char *copy = cli_strf("%s", list), *save = NULL;
+    fr_run *run = &o->run;
+    run->nmodes = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        fpk_round m = cli_round(t);
+        for (int j = 0; j < run->nmodes; j++)
+            if (run->modes[j] == m)
+                cli_die(CLI_EXIT_USAGE, "option --round: %s is named twice", fpk_round_name(m));
+        run->modes[run->nmodes++] = m;
+    }
+    free(copy);
+    if (!run->nmodes)
+        cli_die(CLI_EXIT_USAGE, "option --round: no mode named in \"%s\"", list);
+}
+
+static void parse_shape(opts *o, const char *s)
+{
+    o->raw.ndim = 0;
+    for (const char *t = s;;) {
+        size_t n = strcspn(t, ",");
+        char *dim = cli_strf("%.*s", (int)n, t), *end;
+        errno = 0;
+        unsigned long long v = strtoull(dim, &end, 10);
+        if (!*dim || *end || errno || dim[0] == '-' || dim[0] == '+' || dim[0] == ' ')
+            cli_die(CLI_EXIT_USAGE,
+                    "option --shape: \"%s\" is not a dimension (a count from 0) in \"%s\"", dim, s);
+        if (o->raw.ndim == FPK_MAX_DIMS)
+            cli_die(CLI_EXIT_USAGE, "option --shape: at most %d dimensions", FPK_MAX_DIMS);
+        o->raw.shape[o->raw.ndim++] = v;
+        free(dim);
+        if (!t[n])
+            break;
+        t += n + 1;
+    }
+}
+
+static void parse_size(opts *o, const char *s)
+{
+    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
+    if (!x)
+        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
+    *x = '\0';
+    o->width = (int)parse_int("--plot-size", copy, 64, 10000);
+    o->height = (int)parse_int("--plot-size", x + 1, 64, 10000);
+    free(copy);
+}
+
+static void parse_match(opts *o, const char *re)
+{
+    if (o->has_match)
+        regfree(&o->match);
+    int rc = regcomp(&o->match, re, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, &o->match, why, sizeof why);
+        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s", re, why);
+    }
+    o->has_match = true;
+}
+
+static int visit(const char *file, void *arg)
+{
+    files *fs = arg;
+    if (fs->n == fs->cap) {
+        fs->cap = fs->cap ? 2 * fs->cap : 16;
+        fs->v = xrealloc(fs->v, fs->cap, sizeof *fs->v);
+    }
+    fs->v[fs->n++] = cli_strf("%s", file);
+    return 0;
+}
+
+static fpk_dump *open_dump(const opts *o, const char *path)
+{
+    fpk_dump *d;
+    fpk_error err;
+    if (fpk_dump_open(path, o->has_raw ? &o->raw : NULL, &d, &err) != FPK_OK)
+        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    return d;
+}
+
+static void fill_row(fr_row *r, const fpk_tensor *t, const char *file)
+{
+    memset(r, 0, sizeof *r);
+    r->name = cli_strf("%s", t->name);
+    r->file = cli_strf("%s", file);
+    r->dtype = t->dtype;
+    r->ndim = t->ndim;
+    memcpy(r->shape, t->shape, sizeof r->shape);
+    r->count = t->count;
+}
+
+/* The rows: every tensor that matches, or for --dot the k-th tensor named A
+ * with the k-th named B, in the order of the paths. */
+static where *list_tensors(opts *o, const files *fs)
+{
+    fr_run *run = &o->run;
+    size_t cap = 16, seen = 0, na = 0, nb = 0;
+    where *w = xcalloc(2 * cap, sizeof *w), *wb = xcalloc(cap, sizeof *wb);
+    run->rows = xcalloc(cap, sizeof *run->rows);
+    fr_row *brows = xcalloc(cap, sizeof *brows);
+    run->nfiles = 0;
+    for (size_t i = 0; i < fs->n; i++) {
+        fpk_dump *d = open_dump(o, fs->v[i]);
+        bool used = false;
+        for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
+            const fpk_tensor *ten = fpk_dump_tensor(d, t);
+            seen++;
+            bool is_a, is_b = false;
+            if (run->kind == FR_DOT) {
+                is_a = strcmp(ten->name, o->dot_a) == 0;
+                is_b = strcmp(ten->name, o->dot_b) == 0;
+            } else {
+                is_a = !o->has_match || regexec(&o->match, ten->name, 0, NULL, 0) == 0;
+            }
+            if (na == cap || nb == cap) {
+                cap *= 2;
+                w = xrealloc(w, 2 * cap, sizeof *w);
+                wb = xrealloc(wb, cap, sizeof *wb);
+                run->rows = xrealloc(run->rows, cap, sizeof *run->rows);
+                brows = xrealloc(brows, cap, sizeof *brows);
+            }
+            if (is_a) {
+                fill_row(&run->rows[na], ten, fs->v[i]);
+                w[na++] = (where){i, t};
+                used = true;
+            }
+            if (is_b) {
+                fill_row(&brows[nb], ten, fs->v[i]);
+                wb[nb++] = (where){i, t};
+                used = true;
+            }
+        }
+        run->nfiles += used;
+        fpk_dump_close(d);
+    }
+    run->nrows = na;
+    if (run->kind == FR_DOT) {
+        if (!na || !nb)
+            cli_die(CLI_EXIT_USAGE, "--dot: no tensor named \"%s\" among the %zu found",
+                    na ? o->dot_b : o->dot_a, seen);
+        if (na != nb)
+            cli_die(CLI_EXIT_USAGE, "--dot: %zu tensors named \"%s\" but %zu named \"%s\"", na,
+                    o->dot_a, nb, o->dot_b);
+        /* w[2k] is A's and w[2k+1] B's. */
+        where *pairs = xcalloc(2 * na, sizeof *pairs);
+        for (size_t k = 0; k < na; k++) {
+            fr_row *r = &run->rows[k];
+            if (r->count != brows[k].count)
+                cli_die(CLI_EXIT_USAGE, "--dot: %s: %s has %" PRIu64 " elements but %s: %s has %" PRIu64,
+                        r->file, r->name, r->count, brows[k].file, o->dot_b, brows[k].count);
+            pairs[2 * k] = w[k];
+            pairs[2 * k + 1] = wb[k];
+            r->name_b = brows[k].name;
+            if (strcmp(brows[k].file, r->file) != 0) {
+                char *f = cli_strf("%s %s", r->file, brows[k].file);
+                free(r->file);
+                r->file = f;
+            }
+            free(brows[k].file);
+        }
+        free(w);
+        w = pairs;
+    } else if (!na) {
+        if (!seen)
+            cli_die(CLI_EXIT_USAGE, "no tensors found: the paths hold no .npy or safetensors tensors");
+        cli_die(CLI_EXIT_USAGE, "no tensors to analyse: --match matched none of the %zu found", seen);
+    }
+    free(wb);
+    free(brows);
+    return w;
+}
+
+/* Reads all of tensor W into new memory. */
+static double *read_all(const opts *o, const files *fs, where w, uint64_t count)
+{
+    if (count > SIZE_MAX / sizeof(double))
+        cli_die(CLI_EXIT_FAILURE, "%s: tensor too large to hold in memory", fs->v[w.file]);
+    double *x = xcalloc((size_t)count, sizeof *x);
+    fpk_dump *d = open_dump(o, fs->v[w.file]);
+    for (uint64_t first = 0; first < count;) {
+        size_t n = count - first < CHUNK ? (size_t)(count - first) : CHUNK;
+        fpk_error err;
+        if (fpk_dump_read(d, w.tensor, first, n, x + first, &err) != FPK_OK)
+            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        first += n;
+    }
+    fpk_dump_close(d);
+    return x;
+}
+
+static void count_kinds(fr_row *r, const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]))
+            r->nonfinite++;
+        else if (x[i] == 0)
+            r->zeros++;
+    }
+}
+
+/* The error of rounding X (nonzero, finite) to Q in F, into E. */
+static void add_error(fr_err *e, const fpk_format *f, double x, fpk_bits qbits)
+{
+    fpk_class k = fpk_classify(f, qbits);
+    if (k == FPK_CLASS_INF || k == FPK_CLASS_QNAN || k == FPK_CLASS_SNAN) {
+        e->overflow++;
+        return;
+    }
+    double q = fpk_to_double(f, qbits);
+    /* q - x exactly, as hi + lo (Knuth's TwoSum: no overflow, |q| and |x|
+     * are far below the largest double or equal). */
+    double hi = q - x, bb = hi - q, lo = (q - (hi - bb)) + (-x - bb);
+    long double d = (long double)hi + lo, lx = x;
+    long double r = d / lx, ar = fabsl(r);
+    e->measured++;
+    e->underflow += q == 0;
+    e->exact += hi == 0;
+    e->sum_abs += ar;
+    e->sum_sq += r * r;
+    e->sum_signed += r;
+    e->sum_x2 += lx * lx;
+    e->sum_e2 += d * d;
+    if ((double)ar > e->max_rel)
+        e->max_rel = (double)ar;
+    /* ulp(x) = 2^(max(floor(log2|x|), emin) - man_bits): a power of two, so
+     * the quotient is exact but for the rounding of d. */
+    int ex = ilogb(x) > f->emin ? ilogb(x) : f->emin;
+    long double u = ldexpl(d, f->man_bits - ex);
+    if ((double)fabsl(u) > e->max_ulps)
+        e->max_ulps = (double)fabsl(u);
+    long double s = x < 0 ? -u : u;
+    long double b = floorl(s * FR_HIST_HALF + 0.5L);
+    if (b < -FR_HIST_HALF)
+        b = -FR_HIST_HALF;
+    if (b > FR_HIST_HALF)
+        b = FR_HIST_HALF;
+    e->hist[(int)b + FR_HIST_HALF]++;
+}
+
+static void merge_error(fr_err *into, const fr_err *from)
+{
+    into->measured += from->measured;
+    into->overflow += from->overflow;
+    into->underflow += from->underflow;
+    into->exact += from->exact;
+    into->sum_abs += from->sum_abs;
+    into->sum_sq += from->sum_sq;
+    into->sum_signed += from->sum_signed;
+    into->sum_x2 += from->sum_x2;
+    into->sum_e2 += from->sum_e2;
+    if (from->max_rel > into->max_rel)
+        into->max_rel = from->max_rel;
+    if (from->max_ulps > into->max_ulps)
+        into->max_ulps = from->max_ulps;
+    for (int b = 0; b < FR_HIST_BINS; b++)
+        into->hist[b] += from->hist[b];
+}
+
+/* FR_ERROR: every element of row I, in chunks, rounded in every format and
+ * mode; under SR with the run's seed and the element's index as counter. */
+static void measure_errors(const opts *o, const files *fs, const where *w, size_t i, double *buf)
+{
+    const fr_run *run = &o->run;
+    fr_row *r = &run->rows[i];
+    fpk_dump *d = open_dump(o, fs->v[w[i].file]);
+    for (uint64_t first = 0; first < r->count;) {
+        size_t n = r->count - first < CHUNK ? (size_t)(r->count - first) : CHUNK;
+        fpk_error err;
+        if (fpk_dump_read(d, w[i].tensor, first, n, buf, &err) != FPK_OK)
+            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        count_kinds(r, buf, n);
+        for (int j = 0; j < run->nformats; j++)
+            for (int m = 0; m < run->nmodes; m++) {
+                fpk_ctx c = fpk_ctx_default();
+                c.round = run->modes[m];
+                c.sr_seed = run->seed;
+                fr_err *e = &r->err[j][m];
+                for (size_t k = 0; k < n; k++) {
+                    if (!isfinite(buf[k]) || buf[k] == 0)
+                        continue;
+                    c.sr_counter = first + k;
+                    add_error(e, run->formats[j], buf[k], fpk_from_double(run->formats[j], buf[k], &c));
+                }
+            }
+        first += n;
+    }
+    fpk_dump_close(d);
+}
+
+static fpk_bits pairwise(const fpk_format *f, const fpk_bits *v, size_t n, fpk_ctx *c)
+{
+    if (n == 0)
+        return 0;
+    if (n == 1)
+        return v[0];
+    fpk_bits a = pairwise(f, v, n / 2, c);
+    fpk_bits b = pairwise(f, v + n / 2, n - n / 2, c);
+    return fpk_add(f, a, b, c);
+}
+
+static bool is_zero(const fpk_format *f, fpk_bits a)
+{
+    return fpk_classify(f, a) == FPK_CLASS_ZERO;
+}
+
+/* The running sum of the sequential method, sampled for the plot. */
+typedef struct sampler {
+    const fr_run *run;
+    double *y; /* NULL: not sampled */
+} sampler;
+
+static void sample(sampler *sp, uint64_t done, const fpk_format *f, fpk_bits s)
+{
+    if (!sp || !sp->y)
+        return;
+    const fr_run *run = sp->run;
+    for (size_t p = 0; p < run->npoints; p++)
+        if (run->steps[p] == done)
+            sp->y[p] = fpk_to_double(f, s);
+}
+
+/* Sequential accumulation: S = S + V[i] in ACC's format, each addend got
+ * by ADDEND from element i; with stagnation and absorption. */
+typedef fpk_bits (*addend_fn)(size_t i, fpk_ctx *c, void *arg);
+
+static fpk_bits sequential(const fpk_format *acc, size_t n, addend_fn addend, void *arg,
+                           fpk_ctx *c, fr_acc *a, sampler *sp)
+{
+    fpk_bits s = 0;
+    uint64_t last_change = 0;
+    bool nonzero_after = false;
+    a->absorbed = 0;
+    for (size_t i = 0; i < n; i++) {
+        fpk_bits v = addend(i, c, arg);
+        fpk_bits t = fpk_add(acc, s, v, c);
+        if (t != s) {
+            last_change = i + 1;
+            nonzero_after = false;
+        } else if (!is_zero(acc, v)) {
+            a->absorbed++;
+            nonzero_after = true;
+        }
+        s = t;
+        sample(sp, i + 1, acc, s);
+    }
+    a->has_stagnation = nonzero_after;
+    a->stagnation = last_change;
+    return s;
+}
+
+typedef struct dotargs {
+    const fpk_format *f;
+    const fpk_bits *a, *b, *p; /* p: the products (pairwise, Kahan) */
+    bool to_fp32;              /* the addend converted to fp32 */
+} dotargs;
+
+static fpk_bits elem_addend(size_t i, fpk_ctx *c, void *arg)
+{
+    (void)c;
+    return ((const dotargs *)arg)->a[i];
+}
+
+static fpk_bits product_addend(size_t i, fpk_ctx *c, void *arg)
+{
+    const dotargs *d = arg;
+    fpk_bits p = fpk_mul(d->f, d->a[i], d->b[i], c);
+    return d->to_fp32 ? fpk_convert(&fpk_fp32, d->f, p, c) : p;
+}
+
+static fpk_bits kahan(const fpk_format *f, const fpk_bits *v, size_t n, fpk_ctx *c)
+{
+    fpk_bits s = 0, comp = 0;
+    for (size_t i = 0; i < n; i++) {
+        fpk_bits y = fpk_sub(f, v[i], comp, c);
+        fpk_bits t = fpk_add(f, s, y, c);
+        comp = fpk_sub(f, fpk_sub(f, t, s, c), y, c);
+        s = t;
+    }
+    return s;
+}
+
+/* Result Z (in F) against EXACT into A's slot K. */
+static void record(fr_acc *a, int k, const fpk_format *f, fpk_bits z, mpfr_t exact, mpfr_t tmp)
+{
+    double s = fpk_to_double(f, z);
+    a->sum[k] = s;
+    mpfr_set_d(tmp, s, MPFR_RNDN);
+    mpfr_sub(tmp, tmp, exact, MPFR_RNDN);
+    a->err[k] = mpfr_number_p(tmp) ? mpfr_get_d(tmp, MPFR_RNDN) : NAN;
+    if (mpfr_number_p(tmp) && mpfr_regular_p(exact)) {
+        mpfr_div(tmp, tmp, exact, MPFR_RNDN);
+        a->rel[k] = mpfr_get_d(tmp, MPFR_RNDN);
+    } else {
+        a->rel[k] = NAN;
+    }
+}
+
+static void alloc_acc(fr_acc *a, int n)
+{
+    a->applies = true;
+    a->n = n;
+    a->sum = xcalloc((size_t)n, sizeof *a->sum);
+    a->err = xcalloc((size_t)n, sizeof *a->err);
+    a->rel = xcalloc((size_t)n, sizeof *a->rel);
+}
+
+/* The plot's series for format J and mode M of row 0, or NULL. */
+static sampler *series_for(fr_run *run, size_t i, int j, int m, int k, sampler *sp)
+{
+    if (i != 0 || k != 0 || !run->npoints)
+        return NULL;
+    sp->run = run;
+    sp->y = run->series[j * run->nmodes + m].y;
+    return sp;
+}
+
+/* FR_SUM and FR_DOT for row I: X (and Y for a dot) held in every format
+ * (RNE), accumulated by every method in every mode. */
+static void accumulate(fr_run *run, size_t i, const double *x, const double *y)
+{
+    fr_row *r = &run->rows[i];
+    size_t n = (size_t)r->count;
+    bool dot = y != NULL;
+    mpfr_prec_t prec = dot ? DOT_PREC : SUM_PREC;
+    mpfr_t exact, tmp, prod;
+    mpfr_inits2(prec, exact, tmp, (mpfr_ptr)0);
+    mpfr_init2(prod, 2 * 53);
+
+    /* Of the elements as read. */
+    mpfr_set_zero(exact, 1);
+    for (size_t k = 0; k < n; k++) {
+        if (dot) {
+            mpfr_set_d(prod, x[k], MPFR_RNDN);
+            mpfr_mul_d(prod, prod, y[k], MPFR_RNDN);
+            mpfr_add(exact, exact, prod, MPFR_RNDN);
+        } else {
+            mpfr_add_d(exact, exact, x[k], MPFR_RNDN);
+        }
+    }
+    r->exact_input = mpfr_get_d(exact, MPFR_RNDN);
+
+    fpk_bits *a = xcalloc(n, sizeof *a), *b = dot ? xcalloc(n, sizeof *b) : NULL;
+    fpk_bits *p = xcalloc(n, sizeof *p), *a32 = NULL, *b32 = NULL;
+    if (dot) {
+        a32 = xcalloc(n, sizeof *a32);
+        b32 = xcalloc(n, sizeof *b32);
+    }
+    for (int j = 0; j < run->nformats; j++) {
+        const fpk_format *f = run->formats[j];
+        fr_accfmt *af = &r->fmt[j];
+        fpk_ctx rne = fpk_ctx_default();
+        mpfr_set_zero(exact, 1);
+        for (size_t k = 0; k < n; k++) {
+            a[k] = fpk_from_double(f, x[k], &rne);
+            if (dot) {
+                b[k] = fpk_from_double(f, y[k], &rne);
+                mpfr_set_d(prod, fpk_to_double(f, a[k]), MPFR_RNDN);
+                mpfr_mul_d(prod, prod, fpk_to_double(f, b[k]), MPFR_RNDN);
+                mpfr_add(exact, exact, prod, MPFR_RNDN);
+            } else {
+                mpfr_add_d(exact, exact, fpk_to_double(f, a[k]), MPFR_RNDN);
+            }
+        }
+        af->exact = mpfr_get_d(exact, MPFR_RNDN);
+        bool f32 = dot && fr_fp32_holds(f);
+        if (f32)
+            for (size_t k = 0; k < n; k++) {
+                a32[k] = fpk_convert(&fpk_fp32, f, a[k], &rne);
+                b32[k] = fpk_convert(&fpk_fp32, f, b[k], &rne);
+            }
+        for (int m = 0; m < run->nmodes; m++) {
+            fpk_round mode = run->modes[m];
+            int nk = mode == FPK_SR ? run->seeds : 1;
+            for (int meth = 0; meth < FR_NMETHODS; meth++) {
+                bool applies = meth == FR_SEQ || meth == FR_PAIR || meth == FR_KAHAN ||
+                               (dot && meth == FR_FMA) ||
+                               (f32 && (meth == FR_F32X || meth == FR_F32R));
+                if (applies)
+                    alloc_acc(&af->acc[meth][m], nk);
+            }
+            for (int k = 0; k < nk; k++) {
+                fpk_ctx c = fpk_ctx_default();
+                c.round = mode;
+                c.sr_seed = run->seed + (uint64_t)k;
+                dotargs da = {.f = f, .a = a, .b = b};
+                sampler sp;
+                fr_acc *seq = &af->acc[FR_SEQ][m];
+                fpk_bits z = sequential(f, n, dot ? product_addend : elem_addend, &da, &c, seq,
+                                        series_for(run, i, j, m, k, &sp));
+                record(seq, k, f, z, exact, tmp);
+                seq->has_stagnation &= mode != FPK_SR;
+
+                const fpk_bits *v = a;
+                if (dot) {
+                    for (size_t q = 0; q < n; q++)
+                        p[q] = fpk_mul(f, a[q], b[q], &c);
+                    v = p;
+                }
+                record(&af->acc[FR_PAIR][m], k, f, pairwise(f, v, n, &c), exact, tmp);
+                record(&af->acc[FR_KAHAN][m], k, f, kahan(f, v, n, &c), exact, tmp);
+                if (!dot)
+                    continue;
+                fpk_bits s = 0;
+                for (size_t q = 0; q < n; q++)
+                    s = fpk_fma(f, a[q], b[q], s, &c);
+                record(&af->acc[FR_FMA][m], k, f, s, exact, tmp);
+                if (!f32)
+                    continue;
+                s = 0;
+                for (size_t q = 0; q < n; q++)
+                    s = fpk_fma(&fpk_fp32, a32[q], b32[q], s, &c);
+                record(&af->acc[FR_F32X][m], k, &fpk_fp32, s, exact, tmp);
+                da.to_fp32 = true;
+                fr_acc *rp = &af->acc[FR_F32R][m];
+                s = 0;
+                for (size_t q = 0; q < n; q++)
+                    s = fpk_add(&fpk_fp32, s, product_addend(q, &c, &da), &c);
+                record(rp, k, &fpk_fp32, s, exact, tmp);
+            }
+        }
+    }
+    free(a), free(b), free(p), free(a32), free(b32);
+    mpfr_clears(exact, tmp, prod, (mpfr_ptr)0);
+}
+
+/* --plot with --sum or --dot: the steps sampled in row 0, the exact running
+ * value at each, and a series per format and mode (sequential, seed 0). */
+static void plan_plot(fr_run *run, const double *x, const double *y)
+{
+    uint64_t n = run->rows[0].count, every = n / PLOT_POINTS + 1;
+    run->npoints = (size_t)(n / every + (n % every != 0) + 1);
+    run->steps = xcalloc(run->npoints, sizeof *run->steps);
+    run->exact_running = xcalloc(run->npoints, sizeof *run->exact_running);
+    size_t p = 0;
+    for (uint64_t s = 0; s < n; s += every)
+        run->steps[p++] = s;
+    run->steps[p++] = n;
+    run->npoints = p;
+    mpfr_t acc, prod;
+    mpfr_init2(acc, y ? DOT_PREC : SUM_PREC);
+    mpfr_init2(prod, 2 * 53);
+    mpfr_set_zero(acc, 1);
+    size_t q = 0;
+    for (uint64_t k = 0; k <= n; k++) {
+        if (q < p && run->steps[q] == k)
+            run->exact_running[q++] = mpfr_get_d(acc, MPFR_RNDN);
+        if (k == n)
+            break;
+        if (y) {
+            mpfr_set_d(prod, x[k], MPFR_RNDN);
+            mpfr_mul_d(prod, prod, y[k], MPFR_RNDN);
+            mpfr_add(acc, acc, prod, MPFR_RNDN);
+        } else {
+            mpfr_add_d(acc, acc, x[k], MPFR_RNDN);
+        }
+    }
+    mpfr_clears(acc, prod, (mpfr_ptr)0);
+    run->nseries = run->nformats * run->nmodes;
+    run->series = xcalloc((size_t)run->nseries, sizeof *run->series);
+    for (int j = 0; j < run->nformats; j++)
+        for (int m = 0; m < run->nmodes; m++) {
+            fr_series *s = &run->series[j * run->nmodes + m];
+            s->title = cli_strf("%s %s", run->formats[j]->name, fpk_round_name(run->modes[m]));
+            s->y = xcalloc(run->npoints, sizeof *s->y);
+        }
+}
+
+static void analyse(opts *o, const files *fs)
+{
+    fr_run *run = &o->run;
+    where *w = list_tensors(o, fs);
+    fr_row *t = &run->total;
+    double *buf = run->kind == FR_ERROR ? xcalloc(CHUNK, sizeof *buf) : NULL;
+    for (size_t i = 0; i < run->nrows; i++) {
+        fr_row *r = &run->rows[i];
+        if (run->kind == FR_ERROR) {
+            measure_errors(o, fs, w, i, buf);
+            for (int j = 0; j < run->nformats; j++)
+                for (int m = 0; m < run->nmodes; m++)
+                    merge_error(&t->err[j][m], &r->err[j][m]);
+        } else {
+            bool dot = run->kind == FR_DOT;
+            double *x = read_all(o, fs, dot ? w[2 * i] : w[i], r->count);
+            double *y = dot ? read_all(o, fs, w[2 * i + 1], r->count) : NULL;
+            count_kinds(r, x, (size_t)r->count);
+            if (y)
+                count_kinds(r, y, (size_t)r->count);
+            if (i == 0 && o->plot)
+                plan_plot(run, x, y);
+            accumulate(run, i, x, y);
+            free(x);
+            free(y);
+        }
+        t->count += r->count;
+        t->zeros += r->zeros;
+        t->nonfinite += r->nonfinite;
+    }
+    free(buf);
+    free(w);
+}
+
+static bool is_stdout(const char *path)
+{
+    return path && strcmp(path, "-") == 0;
+}
+
+/* Dies if an output file is one of the inputs: they are never replaced. */
+static void refuse_overwriting_inputs(const opts *o, const files *fs)
+{
+    const char *outs[] = {o->json, o->plot};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+        struct stat out, in;
+        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+            continue;
+        for (size_t i = 0; i < fs->n; i++)
+            if (stat(fs->v[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+                cli_die(CLI_EXIT_USAGE, "%s: is an input; fpround does not write over its inputs",
+                        outs[k]);
+    }
+}
+
+static void write_outputs(const opts *o)
+{
+    const fr_run *run = &o->run;
+    if (o->json) {
+        outfile f;
+        outfile_open(&f, o->json);
+        json_t *j = fr_json(run);
+        if (!j ||
+            json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0 ||
+            fputc('\n', f.fp) == EOF)
+            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+        json_decref(j);
+        outfile_commit(&f);
+    }
+    if (o->plot)
+        fr_plot(run, o->plot, o->width, o->height);
+    if (!o->quiet && !is_stdout(o->json)) {
+        fr_text(run, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+    }
+}
+
+static void free_run(fr_run *run)
+{
+    for (size_t i = 0; i < run->nrows; i++) {
+        fr_row *r = &run->rows[i];
+        for (int j = 0; j < run->nformats; j++)
+            for (int m = 0; m < FR_NMETHODS; m++)
+                for (int k = 0; k < FPK_ROUND_COUNT; k++) {
+                    free(r->fmt[j].acc[m][k].sum);
+                    free(r->fmt[j].acc[m][k].err);
+                    free(r->fmt[j].acc[m][k].rel);
+                }
+        free(r->name), free(r->file), free(r->name_b);
+    }
+    free(run->rows);
+    for (int s = 0; s < run->nseries; s++)
+        free(run->series[s].title), free(run->series[s].y);
+    free(run->series);
+    free(run->steps);
+    free(run->exact_running);
+}
+
+static bool takes_value(const char *name)
+{
+    static const char *const with_arg[] = {"--formats", "--round", "--seed",  "--seeds",
+                                           "--match",   "--dtype", "--shape", "--json",
+                                           "--plot",    "--plot-size"};
+    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
+        if (strcmp(name, with_arg[k]) == 0)
+            return true;
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    cli_init(argv[0]);
+    opts o = {.width = 1000, .height = 600};
+    fr_run *run = &o.run;
+    run->kind = FR_ERROR;
+    run->seeds = 16;
+    parse_formats(&o, DEFAULT_FORMATS);
+    parse_rounds(&o, "rne");
+    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+    bool shape_given = false, big_endian = false, seeds_given = false, sum = false;
+    const char *dtype = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            while (++i < argc)
+                paths[npaths++] = argv[i];
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            paths[npaths++] = arg;
+            continue;
+        }
+        char name[32];
+        const char *eq = strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nlen >= sizeof name)
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpround --help)", arg);
+        memcpy(name, arg, nlen);
+        name[nlen] = '\0';
+        const char *val = NULL;
+        if (takes_value(name)) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpround --help)", name);
+        } else if (eq) {
+            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
+        }
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+            printf("%s\n%s", usage, help);
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--version") == 0) {
+            printf("fpround (%s)\n", fpk_version());
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--formats") == 0) {
+            parse_formats(&o, val);
+        } else if (strcmp(name, "--round") == 0) {
+            parse_rounds(&o, val);
+            o.round_given = true;
+        } else if (strcmp(name, "--seed") == 0) {
+            run->seed = (uint64_t)parse_int(name, val, 0, INT64_MAX);
+        } else if (strcmp(name, "--seeds") == 0) {
+            run->seeds = (int)parse_int(name, val, 1, 100000);
+            seeds_given = true;
+        } else if (strcmp(name, "--sum") == 0) {
+            sum = true;
+        } else if (strcmp(name, "--dot") == 0) {
+            if (i + 2 >= argc)
+                cli_die(CLI_EXIT_USAGE, "option --dot needs two tensor names (see fpround --help)");
+            o.dot_a = argv[++i];
+            o.dot_b = argv[++i];
+        } else if (strcmp(name, "--match") == 0) {
+            parse_match(&o, val);
+        } else if (strcmp(name, "--dtype") == 0) {
+            dtype = val;
+        } else if (strcmp(name, "--shape") == 0) {
+            parse_shape(&o, val);
+            shape_given = true;
+        } else if (strcmp(name, "--big-endian") == 0) {
+            big_endian = true;
+        } else if (strcmp(name, "--json") == 0) {
+            o.json = val;
+        } else if (strcmp(name, "--plot") == 0) {
+            if (!grad_plot_ext_ok(val))
+                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
+            o.plot = val;
+        } else if (strcmp(name, "--plot-size") == 0) {
+            parse_size(&o, val);
+        } else if (strcmp(name, "--quiet") == 0) {
+            o.quiet = true;
+        } else {
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpround --help)", arg);
+        }
+    }
+
+    if (!npaths) {
+        fputs(usage, stderr);
+        free(paths);
+        return CLI_EXIT_USAGE;
+    }
+    if (sum && o.dot_a)
+        cli_die(CLI_EXIT_USAGE, "options --sum and --dot exclude each other");
+    if (o.dot_a && o.has_match)
+        cli_die(CLI_EXIT_USAGE, "option --match does not apply to --dot, which names its tensors");
+    run->kind = sum ? FR_SUM : o.dot_a ? FR_DOT : FR_ERROR;
+    if (seeds_given && run->kind == FR_ERROR)
+        cli_die(CLI_EXIT_USAGE, "option --seeds applies to --sum and --dot only");
+    if (run->kind != FR_ERROR && !o.round_given)
+        parse_rounds(&o, "rne,sr");
+    if ((shape_given || big_endian) && !dtype)
+        cli_die(CLI_EXIT_USAGE, "options --shape and --big-endian describe raw files: give --dtype too");
+    if (dtype) {
+        if (!fpk_dtype_lookup(dtype, &o.raw.dtype))
+            cli_die(CLI_EXIT_USAGE,
+                    "unknown dtype \"%s\"; known dtypes: f64, f32, f16, bf16, e4m3, e5m2", dtype);
+        o.has_raw = true;
+        o.raw.big_endian = big_endian;
+    }
+    if (o.plot && !grad_gnuplot())
+        cli_die(CLI_EXIT_FAILURE,
+                "%s: gnuplot is needed for plots and was not found: install the Debian package "
+                "gnuplot-nox, or set FPKIT_GNUPLOT",
+                o.plot);
+    if (o.plot)
+        free(fr_plot_script());
+
+    files fs = {0};
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        if (o.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+            cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
+                    paths[i]);
+        fpk_error err;
+        if (fpk_dump_walk(paths[i], visit, &fs, &err) != FPK_OK)
+            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    }
+    refuse_overwriting_inputs(&o, &fs);
+    analyse(&o, &fs);
+    write_outputs(&o);
+
+    free_run(run);
+    for (size_t i = 0; i < fs.n; i++)
+        free(fs.v[i]);
+    free(fs.v);
+    free(paths);
+    if (o.has_match)
+        regfree(&o.match);
+    return 0;
+}

@@ -1,0 +1,702 @@
+/* fpscale: dynamic loss scaling (PyTorch's GradScaler) or FP8 delayed
+ * scaling (Transformer Engine's) replayed over a series of gradient dumps,
+ * one dump per step: the scale at each step, the skipped steps, and what
+ * overflowed, saturated or underflowed at that scale. */
+#include <errno.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "fpscale.h"
+#include "grad.h"
+#include "outfile.h"
+
+static const char usage[] =
+    "usage: fpscale [--format F] [--init-scale S] [--growth-factor G]\n"
+    "               [--backoff-factor B] [--growth-interval N]\n"
+    "               [--fp8 [--fp8-format F] [--history H] [--margin M]]\n"
+    "               [--match REGEX] [--grads-scaled] [--json FILE] [--plot FILE]\n"
+    "               [--plot-size WxH] [--quiet] PATH...\n";
+
+static const char help[] =
+    "Each PATH is a dump file (.npy or safetensors), one step, or a directory\n"
+    "searched for them; steps are ordered by __metadata__ step, else by the\n"
+    "number in the file name.\n"
+    "Dynamic loss scaling (default), as PyTorch's GradScaler:\n"
+    "  --format F          the gradients' format (default fp16)\n"
+    "  --init-scale S      the first scale (default 2^16)\n"
+    "  --growth-factor G   multiply the scale by G (default 2) after\n"
+    "  --growth-interval N N steps in a row without overflow (default 2000)\n"
+    "  --backoff-factor B  multiply it by B (default 0.5) on a skipped step\n"
+    "FP8 delayed scaling, per tensor, as Transformer Engine:\n"
+    "  --fp8               replay FP8 delayed scaling instead\n"
+    "  --fp8-format F      e4m3 (default) or e5m2\n"
+    "  --history H         amax history length (default 1024)\n"
+    "  --margin M          divide the scale by 2^M (default 0)\n"
+    "Both:\n"
+    "  --match REGEX       tensors whose name matches (default ^grad/)\n"
+    "  --grads-scaled      the dumps hold gradients times their loss_scale:\n"
+    "                      divide by it first\n"
+    "  --json FILE         the replay as JSON (- for standard output)\n"
+    "  --plot FILE         the scale trajectory, .png or .svg\n"
+    "  --plot-size WxH     its size (default 1000x600)\n"
+    "  --quiet             no table on standard output\n"
+    "  --help, --version\n";
+
+#define CHUNK 65536 /* elements read at once */
+#define DEFAULT_MATCH "^grad/"
+
+typedef struct opts {
+    scale_run run;
+    regex_t re;
+    const char *json, *plot;
+    int width, height;
+    bool quiet;
+} opts;
+
+typedef struct file_list {
+    char **v;
+    size_t n, cap;
+} file_list;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        cli_die(CLI_EXIT_FAILURE, "out of memory");
+    return p;
+}
+
+/* An integer option value in [MIN, MAX], or an exit with status 2. */
+static long long parse_int(const char *opt, const char *s, long long min, long long max)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v < min || v > max)
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %lld to %lld", opt, s,
+                min, max);
+    return v;
+}
+
+/* S as a double: "2^K" or a number read exactly as the nearest double;
+ * finite and positive, or an exit with status 2. */
+static double parse_number(const char *opt, const char *s)
+{
+    fpk_bits bits;
+    if (s[0] == '2' && s[1] == '^') {
+        int k = (int)parse_int(opt, s + 2, -1074, 1023);
+        return fpk_to_double(&fpk_fp64,
+                             k >= -1022 ? (fpk_bits)(k + 1023) << 52 : (fpk_bits)1 << (k + 1074));
+    }
+    fpk_error err;
+    if (fpk_parse(&fpk_fp64, s, &bits, NULL, &err) != FPK_OK)
+        cli_die(CLI_EXIT_USAGE, "option %s: %s; give a number or 2^K", opt, err.msg);
+    fpk_class k = fpk_classify(&fpk_fp64, bits);
+    if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not a finite positive number", opt, s);
+    return fpk_to_double(&fpk_fp64, bits);
+}
+
+static void parse_size(opts *o, const char *s)
+{
+    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
+    if (!x)
+        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
+    *x = '\0';
+    o->width = (int)parse_int("--plot-size", copy, 64, 10000);
+    o->height = (int)parse_int("--plot-size", x + 1, 64, 10000);
+    free(copy);
+}
+
+static int visit(const char *file, void *arg)
+{
+    file_list *fs = arg;
+    if (fs->n == fs->cap) {
+        fs->cap = fs->cap ? 2 * fs->cap : 16;
+        if (!(fs->v = realloc(fs->v, fs->cap * sizeof *fs->v)))
+            cli_die(CLI_EXIT_FAILURE, "out of memory");
+    }
+    fs->v[fs->n++] = cli_strf("%s", file);
+    return 0;
+}
+
+/* A step number: decimal digits only (leading zeros allowed), within
+ * int64; false otherwise. */
+static bool parse_step(const char *s, size_t n, int64_t *step)
+{
+    if (n == 0)
+        return false;
+    while (n > 1 && *s == '0')
+        s++, n--;
+    if (n > 18)
+        return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *step = v;
+    return true;
+}
+
+/* The step of the file F, opened as D: __metadata__ step, else the last
+ * run of digits in its base name; dies with status 2 if there is none. */
+static void file_step(scale_file *f, const fpk_dump *d)
+{
+    const char *meta = fpk_dump_metadata(d, "step");
+    if (meta) {
+        if (!parse_step(meta, strlen(meta), &f->step))
+            cli_die(CLI_EXIT_USAGE, "%s: __metadata__ step \"%s\" is not a step number (0 or more)",
+                    f->path, meta);
+        f->step_from_metadata = true;
+        return;
+    }
+    const char *base = strrchr(f->path, '/');
+    base = base ? base + 1 : f->path;
+    const char *end = NULL, *start = NULL;
+    for (const char *p = base; *p; p++)
+        if (*p >= '0' && *p <= '9') {
+            if (!end || p != end)
+                start = p;
+            end = p + 1;
+        }
+    if (!start)
+        cli_die(CLI_EXIT_USAGE,
+                "%s: no step number: no __metadata__ step and no number in the file name; "
+                "name the files by step (step-000042.npy)",
+                f->path);
+    if (!parse_step(start, (size_t)(end - start), &f->step))
+        cli_die(CLI_EXIT_USAGE, "%s: the step number in the file name is too large", f->path);
+    f->step_from_metadata = false;
+}
+
+/* With --grads-scaled, the file's loss scale from its metadata. */
+static void file_loss_scale(scale_file *f, const fpk_dump *d)
+{
+    const char *meta = fpk_dump_metadata(d, "loss_scale");
+    if (!meta)
+        cli_die(CLI_EXIT_USAGE,
+                "%s: --grads-scaled needs the loss scale, and the file has no "
+                "__metadata__ loss_scale",
+                f->path);
+    fpk_bits bits = 0;
+    fpk_class k = FPK_CLASS_ZERO;
+    if (fpk_parse(&fpk_fp64, meta, &bits, NULL, NULL) == FPK_OK)
+        k = fpk_classify(&fpk_fp64, bits);
+    if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
+        cli_die(CLI_EXIT_USAGE,
+                "%s: __metadata__ loss_scale \"%s\" is not a finite positive number", f->path,
+                meta);
+    f->loss_scale = fpk_to_double(&fpk_fp64, bits);
+}
+
+static int by_step(const void *a, const void *b)
+{
+    const scale_file *x = a, *y = b;
+    return (x->step > y->step) - (x->step < y->step);
+}
+
+/* Reads every header: the steps, in order. */
+static void list_steps(scale_run *run, const file_list *fs)
+{
+    run->nfiles = fs->n;
+    run->files = xcalloc(fs->n, sizeof *run->files);
+    for (size_t i = 0; i < fs->n; i++) {
+        scale_file *f = &run->files[i];
+        f->path = fs->v[i];
+        f->loss_scale = 1;
+        fpk_dump *d;
+        fpk_error err;
+        if (fpk_dump_open(f->path, NULL, &d, &err) != FPK_OK)
+            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        file_step(f, d);
+        if (run->grads_scaled)
+            file_loss_scale(f, d);
+        fpk_dump_close(d);
+    }
+    qsort(run->files, run->nfiles, sizeof *run->files, by_step);
+    for (size_t i = 1; i < run->nfiles; i++)
+        if (run->files[i].step == run->files[i - 1].step)
+            cli_die(CLI_EXIT_USAGE, "step %" PRId64 " twice: %s and %s; give one dump per step",
+                    run->files[i].step, run->files[i - 1].path, run->files[i].path);
+}
+
+/* X / L in fp64, or an exit with status 2 if the quotient is not exact
+ * (the scaling must stay one exact rounding). */
+static double exact_div(double x, double l, const char *path)
+{
+    fpk_ctx c = fpk_ctx_default();
+    double q = fpk_to_double(&fpk_fp64, fpk_div(&fpk_fp64, fpk_from_double(&fpk_fp64, x, &c),
+                                                fpk_from_double(&fpk_fp64, l, &c), &c));
+    if (c.flags & (FPK_INEXACT | FPK_UNDERFLOW | FPK_OVERFLOW))
+        cli_die(CLI_EXIT_USAGE,
+                "%s: dividing by the loss scale %.17g is not exact in double; --grads-scaled "
+                "needs a loss scale that divides exactly (a power of two)",
+                path, l);
+    return q;
+}
+
+/* Statistics of tensor T of D in FORMAT at SCALE (RNE, saturating if
+ * SATURATE) into S. */
+static void tensor_stats(fpk_dump *d, size_t t, const fpk_format *format, double scale,
+                         bool saturate, fpk_stats *s, double *buf)
+{
+    fpk_ctx c = fpk_ctx_default();
+    c.saturate = saturate;
+    fpk_stats_init(s, &format, 1, scale, &c);
+    const fpk_tensor *ten = fpk_dump_tensor(d, t);
+    for (uint64_t first = 0; first < ten->count;) {
+        size_t n = ten->count - first < CHUNK ? (size_t)(ten->count - first) : CHUNK;
+        fpk_error err;
+        if (fpk_dump_read(d, t, first, n, buf, &err) != FPK_OK)
+            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        fpk_stats_add(s, buf, n);
+        first += n;
+    }
+}
+
+static void counts_of(scale_counts *c, const fpk_stats *s)
+{
+    c->count = s->count;
+    c->nonfinite = s->nonfinite;
+    c->nonzero = s->count - s->zeros - s->nonfinite;
+    c->overflow = s->fmt[0].overflow;
+    c->underflow = s->fmt[0].underflow;
+}
+
+static void add_counts(scale_counts *into, const scale_counts *c)
+{
+    into->count += c->count;
+    into->nonzero += c->nonzero;
+    into->nonfinite += c->nonfinite;
+    into->overflow += c->overflow;
+    into->underflow += c->underflow;
+}
+
+static fpk_dump *open_step(const scale_file *f)
+{
+    fpk_dump *d;
+    fpk_error err;
+    if (fpk_dump_open(f->path, NULL, &d, &err) != FPK_OK)
+        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    return d;
+}
+
+static bool matches(const opts *o, const fpk_tensor *t)
+{
+    return regexec(&o->re, t->name, 0, NULL, 0) == 0;
+}
+
+static void no_tensor(const opts *o, const fpk_dump *d, const scale_file *f)
+{
+    cli_die(CLI_EXIT_USAGE,
+            "%s: no tensor matches --match '%s' (of %zu: %s%s); a .npy tensor is named by its "
+            "file",
+            f->path, o->run.match, fpk_dump_ntensors(d),
+            fpk_dump_ntensors(d) ? fpk_dump_tensor(d, 0)->name : "none",
+            fpk_dump_ntensors(d) > 1 ? ", ..." : "");
+}
+
+/* S (fp32) times the factor G (fp64), rounded to fp64 and then to fp32, as
+ * GradScaler's update does (float * double, stored in a float). */
+static fpk_bits f32_times(fpk_bits s, double g)
+{
+    fpk_ctx c = fpk_ctx_default();
+    fpk_bits p = fpk_mul(&fpk_fp64, fpk_convert(&fpk_fp64, &fpk_fp32, s, &c),
+                         fpk_from_double(&fpk_fp64, g, &c), &c);
+    return fpk_convert(&fpk_fp32, &fpk_fp64, p, &c);
+}
+
+/* Loss mode: GradScaler over the steps. */
+static void replay_loss(opts *o)
+{
+    scale_run *run = &o->run;
+    run->loss = xcalloc(run->nfiles, sizeof *run->loss);
+    double *buf = xcalloc(CHUNK, sizeof *buf);
+    fpk_stats *s = xcalloc(1, sizeof *s);
+    fpk_bits scale = run->init_scale;
+    int64_t tracker = 0;
+    for (size_t i = 0; i < run->nfiles; i++) {
+        const scale_file *f = &run->files[i];
+        loss_step *st = &run->loss[i];
+        st->scale = scale;
+        fpk_dump *d = open_step(f);
+        /* A scale of 0 (after enough backoffs) makes every element zero. */
+        bool zero = fpk_classify(&fpk_fp32, scale) == FPK_CLASS_ZERO;
+        double eff = zero ? 1 : exact_div(scale_f32(scale), f->loss_scale, f->path);
+        for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
+            if (!matches(o, fpk_dump_tensor(d, t)))
+                continue;
+            tensor_stats(d, t, run->format, eff, false, s, buf);
+            scale_counts c;
+            counts_of(&c, s);
+            if (zero) {
+                c.overflow = 0;
+                c.underflow = c.nonzero;
+            }
+            add_counts(&st->c, &c);
+            st->tensors++;
+        }
+        if (!st->tensors)
+            no_tensor(o, d, f);
+        fpk_dump_close(d);
+        /* GradScaler.update (_amp_update_scale_): back off and reset the
+         * tracker on inf/NaN; else count the step and grow after
+         * growth_interval in a row, unless the grown scale is not finite. */
+        st->skipped = st->c.overflow + st->c.nonfinite > 0;
+        if (st->skipped) {
+            scale = f32_times(scale, run->backoff_factor);
+            tracker = 0;
+        } else if (++tracker == run->growth_interval) {
+            fpk_bits grown = f32_times(scale, run->growth_factor);
+            if (fpk_classify(&fpk_fp32, grown) != FPK_CLASS_INF)
+                scale = grown;
+            tracker = 0;
+        }
+        st->tracker = tracker;
+        st->next_scale = scale;
+    }
+    free(s);
+    free(buf);
+}
+
+/* An FP8 tensor's amax history: the last H amaxes, newest at NEXT-1. */
+typedef struct history {
+    char *name;
+    double *amax;
+    size_t n, next;
+    fpk_bits scale; /* fp32: the last scale */
+} history;
+
+static history *history_of(history **hs, size_t *n, size_t *cap, const char *name, long h)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*hs)[i].name, name) == 0)
+            return &(*hs)[i];
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        if (!(*hs = realloc(*hs, *cap * sizeof **hs)))
+            cli_die(CLI_EXIT_FAILURE, "out of memory");
+    }
+    history *x = &(*hs)[(*n)++];
+    x->name = cli_strf("%s", name);
+    x->amax = xcalloc((size_t)h, sizeof *x->amax);
+    x->n = x->next = 0;
+    x->scale = scale_f32_int(1);
+    return x;
+}
+
+/* Transformer Engine's delayed scaling: the scale for this step, from the
+ * amaxes of the steps before (its amax_compute_algo "max"):
+ * FP8_MAX / max(history) / 2^margin in fp32; the previous scale (1 at
+ * first) when the history is empty, its maximum 0 or not finite. */
+static void fp8_scale(const scale_run *run, history *h, fp8_entry *e)
+{
+    e->history = h->n;
+    e->has_hist_amax = h->n > 0;
+    e->hist_amax = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (!(h->amax[i] <= e->hist_amax))
+            e->hist_amax = h->amax[i];
+    fpk_ctx c = fpk_ctx_default();
+    fpk_bits m = fpk_from_double(&fpk_fp32, e->hist_amax, &c);
+    fpk_class k = fpk_classify(&fpk_fp32, m);
+    if (h->n && (k == FPK_CLASS_NORMAL || k == FPK_CLASS_SUBNORMAL)) {
+        fpk_bits max = fpk_convert(&fpk_fp32, run->format, run->format->max_finite, &c);
+        fpk_bits q = fpk_div(&fpk_fp32, max, m, &c);
+        fpk_bits p = fpk_from_int64(&fpk_fp32, (int64_t)1 << run->margin, &c);
+        q = fpk_div(&fpk_fp32, q, p, &c);
+        fpk_class kq = fpk_classify(&fpk_fp32, q);
+        if (kq == FPK_CLASS_NORMAL || kq == FPK_CLASS_SUBNORMAL)
+            h->scale = q;
+    }
+    e->scale = h->scale;
+}
+
+/* FP8 mode: each matched tensor cast at its delayed scale. */
+static void replay_fp8(opts *o)
+{
+    scale_run *run = &o->run;
+    run->fp8s = xcalloc(run->nfiles, sizeof *run->fp8s);
+    double *buf = xcalloc(CHUNK, sizeof *buf);
+    fpk_stats *s = xcalloc(1, sizeof *s);
+    history *hs = NULL;
+    size_t nh = 0, caph = 0;
+    for (size_t i = 0; i < run->nfiles; i++) {
+        const scale_file *f = &run->files[i];
+        fp8_step *st = &run->fp8s[i];
+        fpk_dump *d = open_step(f);
+        st->t = xcalloc(fpk_dump_ntensors(d), sizeof *st->t);
+        for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
+            const fpk_tensor *ten = fpk_dump_tensor(d, t);
+            if (!matches(o, ten))
+                continue;
+            for (size_t j = 0; j < st->n; j++)
+                if (strcmp(st->t[j].name, ten->name) == 0)
+                    cli_die(CLI_EXIT_USAGE, "%s: tensor %s twice", f->path, ten->name);
+            history *h = history_of(&hs, &nh, &caph, ten->name, run->history);
+            fp8_entry *e = &st->t[st->n++];
+            e->name = h->name;
+            fp8_scale(run, h, e);
+            double eff = exact_div(scale_f32(e->scale), f->loss_scale, f->path);
+            tensor_stats(d, t, run->format, eff, true, s, buf);
+            counts_of(&e->c, s);
+            /* The amax recorded: of the unscaled gradient, inf if any
+             * element is inf or NaN. */
+            e->amax = s->nonfinite ? fpk_to_double(&fpk_fp64, fpk_fp64.inf)
+                                   : exact_div(s->amax, f->loss_scale, f->path);
+            h->amax[h->next] = e->amax;
+            h->next = (h->next + 1) % (size_t)run->history;
+            if (h->n < (size_t)run->history)
+                h->n++;
+            add_counts(&st->sum, &e->c);
+        }
+        if (!st->n)
+            no_tensor(o, d, f);
+        fpk_dump_close(d);
+    }
+    /* The entries point at the names, which the run keeps. */
+    run->names = xcalloc(nh, sizeof *run->names);
+    run->nnames = nh;
+    for (size_t i = 0; i < nh; i++) {
+        run->names[i] = hs[i].name;
+        free(hs[i].amax);
+    }
+    free(hs);
+    free(s);
+    free(buf);
+}
+
+static bool is_stdout(const char *path)
+{
+    return path && strcmp(path, "-") == 0;
+}
+
+/* Dies if an output file is one of the inputs: they are never replaced. */
+static void refuse_overwriting_inputs(const opts *o)
+{
+    const char *outs[] = {o->json, o->plot};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+        struct stat out, in;
+        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+            continue;
+        for (size_t i = 0; i < o->run.nfiles; i++)
+            if (stat(o->run.files[i].path, &in) == 0 && in.st_dev == out.st_dev &&
+                in.st_ino == out.st_ino)
+                cli_die(CLI_EXIT_USAGE, "%s: is an input; fpscale does not write over its inputs",
+                        outs[k]);
+    }
+}
+
+static void write_outputs(const opts *o)
+{
+    if (o->json) {
+        outfile f;
+        outfile_open(&f, o->json);
+        json_t *j = scale_json(&o->run);
+        if (!j ||
+            json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) !=
+                0 ||
+            fputc('\n', f.fp) == EOF)
+            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+        json_decref(j);
+        outfile_commit(&f);
+    }
+    if (o->plot)
+        scale_plot(&o->run, o->plot, o->width, o->height);
+    if (!o->quiet && !is_stdout(o->json)) {
+        scale_text(&o->run, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+    }
+}
+
+/* Options that take a value. */
+static bool takes_value(const char *name)
+{
+    static const char *const with_arg[] = {
+        "--format",          "--init-scale", "--growth-factor", "--backoff-factor",
+        "--growth-interval", "--fp8-format", "--history",       "--margin",
+        "--match",           "--json",       "--plot",          "--plot-size"};
+    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
+        if (strcmp(name, with_arg[k]) == 0)
+            return true;
+    return false;
+}
+
+/* Options of one mode only, and whether they were given. */
+enum { O_FORMAT, O_INIT, O_GROWTH, O_BACKOFF, O_INTERVAL, O_FP8FORMAT, O_HISTORY, O_MARGIN, O_N };
+static const char *const mode_opt[O_N] = {
+    "--format",          "--init-scale", "--growth-factor", "--backoff-factor",
+    "--growth-interval", "--fp8-format", "--history",       "--margin"};
+
+int main(int argc, char **argv)
+{
+    cli_init(argv[0]);
+    opts o = {.width = 1000, .height = 600};
+    scale_run *run = &o.run;
+    run->format = &fpk_fp16;
+    run->match = DEFAULT_MATCH;
+    run->growth_factor = 2;
+    run->backoff_factor = 0.5;
+    run->growth_interval = 2000;
+    run->history = 1024;
+    run->init_scale = scale_f32_int(65536);
+    const fpk_format *fp8_format = &fpk_e4m3;
+    bool given[O_N] = {false};
+    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            while (++i < argc)
+                paths[npaths++] = argv[i];
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            paths[npaths++] = arg;
+            continue;
+        }
+        char name[32];
+        const char *eq = strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nlen >= sizeof name)
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpscale --help)", arg);
+        memcpy(name, arg, nlen);
+        name[nlen] = '\0';
+        const char *val = NULL;
+        if (takes_value(name)) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpscale --help)", name);
+        } else if (eq) {
+            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
+        }
+        for (int k = 0; k < O_N; k++)
+            if (strcmp(name, mode_opt[k]) == 0)
+                given[k] = true;
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+            printf("%s\n%s", usage, help);
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--version") == 0) {
+            printf("fpscale (%s)\n", fpk_version());
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--format") == 0) {
+            run->format = cli_format(val);
+        } else if (strcmp(name, "--init-scale") == 0) {
+            /* GradScaler keeps the scale in a float32 tensor. */
+            fpk_ctx c = fpk_ctx_default();
+            run->init_scale = fpk_from_double(&fpk_fp32, parse_number(name, val), &c);
+            fpk_class k = fpk_classify(&fpk_fp32, run->init_scale);
+            if (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL)
+                cli_die(CLI_EXIT_USAGE, "option --init-scale: \"%s\" is 0 or infinite in float32",
+                        val);
+        } else if (strcmp(name, "--growth-factor") == 0) {
+            run->growth_factor = parse_number(name, val);
+            if (!(run->growth_factor > 1))
+                cli_die(CLI_EXIT_USAGE, "option --growth-factor: \"%s\" is not above 1", val);
+        } else if (strcmp(name, "--backoff-factor") == 0) {
+            run->backoff_factor = parse_number(name, val);
+            if (!(run->backoff_factor < 1))
+                cli_die(CLI_EXIT_USAGE, "option --backoff-factor: \"%s\" is not below 1", val);
+        } else if (strcmp(name, "--growth-interval") == 0) {
+            run->growth_interval = parse_int(name, val, 1, INT32_MAX);
+        } else if (strcmp(name, "--fp8") == 0) {
+            run->fp8 = true;
+        } else if (strcmp(name, "--fp8-format") == 0) {
+            fp8_format = cli_format(val);
+            if (fp8_format->width > 8)
+                cli_die(CLI_EXIT_USAGE, "option --fp8-format: %s is not an 8-bit format",
+                        fp8_format->name);
+        } else if (strcmp(name, "--history") == 0) {
+            run->history = (long)parse_int(name, val, 1, 1000000);
+        } else if (strcmp(name, "--margin") == 0) {
+            run->margin = (int)parse_int(name, val, 0, 16);
+        } else if (strcmp(name, "--match") == 0) {
+            run->match = val;
+        } else if (strcmp(name, "--grads-scaled") == 0) {
+            run->grads_scaled = true;
+        } else if (strcmp(name, "--json") == 0) {
+            o.json = val;
+        } else if (strcmp(name, "--plot") == 0) {
+            if (!grad_plot_ext_ok(val))
+                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
+            o.plot = val;
+        } else if (strcmp(name, "--plot-size") == 0) {
+            parse_size(&o, val);
+        } else if (strcmp(name, "--quiet") == 0) {
+            o.quiet = true;
+        } else {
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpscale --help)", arg);
+        }
+    }
+
+    if (!npaths) {
+        fputs(usage, stderr);
+        free(paths);
+        return CLI_EXIT_USAGE;
+    }
+    for (int k = 0; k < O_N; k++) {
+        bool fp8_only = k >= O_FP8FORMAT;
+        if (given[k] && fp8_only != run->fp8)
+            cli_die(CLI_EXIT_USAGE, "option %s applies to %s only", mode_opt[k],
+                    fp8_only ? "--fp8" : "loss scaling (not --fp8)");
+    }
+    if (run->fp8)
+        run->format = fp8_format;
+    int rc = regcomp(&o.re, run->match, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, &o.re, why, sizeof why);
+        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s",
+                run->match, why);
+    }
+    if (o.plot && !grad_gnuplot())
+        cli_die(CLI_EXIT_FAILURE,
+                "%s: gnuplot is needed for plots and was not found: install the "
+                "Debian package gnuplot-nox, or set FPKIT_GNUPLOT",
+                o.plot);
+
+    file_list fs = {0};
+    for (int i = 0; i < npaths; i++) {
+        fpk_error err;
+        if (fpk_dump_walk(paths[i], visit, &fs, &err) != FPK_OK)
+            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    }
+    if (!fs.n)
+        cli_die(CLI_EXIT_USAGE, "no dumps found: the paths hold no .npy or safetensors files");
+    list_steps(run, &fs);
+    refuse_overwriting_inputs(&o);
+    if (run->fp8)
+        replay_fp8(&o);
+    else
+        replay_loss(&o);
+    write_outputs(&o);
+
+    for (size_t i = 0; i < run->nfiles; i++) {
+        if (run->fp8)
+            free(run->fp8s[i].t);
+        free(run->files[i].path);
+    }
+    for (size_t i = 0; i < run->nnames; i++)
+        free(run->names[i]);
+    free(run->names);
+    free(run->fp8s);
+    free(run->loss);
+    free(run->files);
+    free(fs.v);
+    free(paths);
+    regfree(&o.re);
+    return 0;
+}

@@ -1,0 +1,550 @@
+/* fpswamp: how much of each weight update w + dw survives when the weights
+ * are held in FP16, BF16 or FP8: with round to nearest even, stochastic
+ * rounding, Kahan-compensated weights, and FP32 master weights. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "fpswamp.h"
+#include "outfile.h"
+
+static const char usage[] =
+    "usage: fpswamp [--formats LIST] [--lr LR] [--lr-sweep LO:HI:N] [--steps K]\n"
+    "               [--seeds N] [--match REGEX] [--json FILE] [--plot FILE]\n"
+    "               [--plot-size WxH] [--quiet] PATH...\n"
+    "       fpswamp [options] --weights A --updates B\n";
+
+static const char help[] =
+    "PATH is a dump file or a directory of them in the dumper's layout: each\n"
+    "weight/P pairs with update/P, or with grad/P when --lr or --lr-sweep is given.\n"
+    "  --formats LIST       formats the weights are held in (default fp16,bf16,e4m3,e5m2)\n"
+    "  --lr LR              the pairs hold gradients: the update is -LR * grad/P\n"
+    "  --lr-sweep LO:HI:N   the lost fraction at N learning rates, log-spaced from LO\n"
+    "                       to HI, from the gradients\n"
+    "  --steps K            replay the update K times and report the drift (default 1)\n"
+    "  --seeds N            stochastic rounding with N seeds (default 8)\n"
+    "  --match REGEX        only parameters whose name matches (POSIX extended regex)\n"
+    "  --weights A          the weights: a dump file or directory ...\n"
+    "  --updates B          ... and the updates (gradients with --lr), the same names\n"
+    "  --json FILE          the report as JSON (- for standard output)\n"
+    "  --plot FILE          lost fractions per tensor and format, or the sweep; .png or .svg\n"
+    "  --plot-size WxH      its size (default 1000x600)\n"
+    "  --quiet              no table on standard output\n"
+    "  --help, --version\n";
+
+#define CHUNK 65536 /* elements read at once */
+#define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
+
+typedef struct opts {
+    sw_run run;
+    regex_t match;
+    bool has_match;
+    const char *weights, *updates;
+    const char *json, *plot;
+    int width, height;
+    bool quiet;
+} opts;
+
+/* The tensors of the dumps under a path: file, index, name. */
+typedef struct entry {
+    char *file, *name;
+    size_t index;
+    int ndim;
+    uint64_t shape[FPK_MAX_DIMS];
+} entry;
+
+typedef struct entries {
+    entry *v;
+    size_t n, cap;
+} entries;
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        cli_die(CLI_EXIT_FAILURE, "out of memory");
+    return p;
+}
+
+static long parse_int(const char *opt, const char *s, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < min || v > max)
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %ld to %ld", opt, s, min,
+                max);
+    return v;
+}
+
+/* A finite positive number, read exactly as the nearest double. */
+static double parse_positive(const char *opt, const char *s)
+{
+    fpk_bits bits;
+    fpk_error err;
+    if (fpk_parse(&fpk_fp64, s, &bits, NULL, &err) != FPK_OK)
+        cli_die(CLI_EXIT_USAGE, "option %s: %s", opt, err.msg);
+    fpk_class k = fpk_classify(&fpk_fp64, bits);
+    if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not a finite positive number", opt, s);
+    return fpk_to_double(&fpk_fp64, bits);
+}
+
+static void parse_formats(opts *o, const char *list)
+{
+    char *copy = cli_strf("%s", list), *save = NULL;
+    o->run.nformats = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const fpk_format *f = cli_format(t);
+        for (int j = 0; j < o->run.nformats; j++)
+            if (o->run.formats[j] == f)
+                cli_die(CLI_EXIT_USAGE, "option --formats: %s is named twice", f->name);
+        if (o->run.nformats == FPK_STATS_MAX_FORMATS)
+            cli_die(CLI_EXIT_USAGE, "option --formats: at most %d formats", FPK_STATS_MAX_FORMATS);
+        o->run.formats[o->run.nformats++] = f;
+    }
+    free(copy);
+    if (!o->run.nformats)
+        cli_die(CLI_EXIT_USAGE, "option --formats: no format named in \"%s\"", list);
+}
+
+/* LO:HI:N: N learning rates 2^(log2 LO + i (log2 HI - log2 LO) / (N - 1)),
+ * i = 0 .. N-1 (exact powers of two when LO and HI are). */
+static void parse_sweep(opts *o, const char *s)
+{
+    char *copy = cli_strf("%s", s), *a = strchr(copy, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+    if (!b)
+        cli_die(CLI_EXIT_USAGE, "option --lr-sweep: \"%s\" is not LO:HI:N", s);
+    *a = *b = '\0';
+    double lo = parse_positive("--lr-sweep", copy), hi = parse_positive("--lr-sweep", a + 1);
+    int n = (int)parse_int("--lr-sweep", b + 1, 2, 1000);
+    if (!(lo < hi))
+        cli_die(CLI_EXIT_USAGE, "option --lr-sweep: LO must be below HI in \"%s\"", s);
+    free(copy);
+    sw_run *run = &o->run;
+    free(run->sweep_lr);
+    run->sweep_lr = xcalloc((size_t)n, sizeof *run->sweep_lr);
+    run->sweep_n = n;
+    double l0 = log2(lo), l1 = log2(hi);
+    for (int i = 0; i < n; i++)
+        run->sweep_lr[i] = i == 0 ? lo : i == n - 1 ? hi : exp2(l0 + i * (l1 - l0) / (n - 1));
+}
+
+static void parse_size(opts *o, const char *s)
+{
+    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
+    if (!x)
+        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
+    *x = '\0';
+    o->width = (int)parse_int("--plot-size", copy, 64, 10000);
+    o->height = (int)parse_int("--plot-size", x + 1, 64, 10000);
+    free(copy);
+}
+
+static void parse_match(opts *o, const char *re)
+{
+    if (o->has_match)
+        regfree(&o->match);
+    int rc = regcomp(&o->match, re, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, &o->match, why, sizeof why);
+        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s", re, why);
+    }
+    o->has_match = true;
+}
+
+static bool plot_ext_ok(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && (strcmp(path + n - 4, ".png") == 0 || strcmp(path + n - 4, ".svg") == 0 ||
+                     strcmp(path + n - 4, ".PNG") == 0 || strcmp(path + n - 4, ".SVG") == 0);
+}
+
+static void add_entry(entries *es, const char *file, const fpk_tensor *t, size_t index)
+{
+    if (es->n == es->cap) {
+        es->cap = es->cap ? 2 * es->cap : 32;
+        if (!(es->v = realloc(es->v, es->cap * sizeof *es->v)))
+            cli_die(CLI_EXIT_FAILURE, "out of memory");
+    }
+    entry *e = &es->v[es->n++];
+    e->file = cli_strf("%s", file);
+    e->name = cli_strf("%s", t->name);
+    e->index = index;
+    e->ndim = t->ndim;
+    memcpy(e->shape, t->shape, sizeof e->shape);
+}
+
+static void free_entries(entries *es)
+{
+    for (size_t i = 0; i < es->n; i++)
+        free(es->v[i].file), free(es->v[i].name);
+    free(es->v);
+    es->v = NULL;
+    es->n = es->cap = 0;
+}
+
+static int visit(const char *file, void *arg)
+{
+    entries *es = arg;
+    fpk_dump *d;
+    fpk_error err;
+    if (fpk_dump_open(file, NULL, &d, &err) != FPK_OK)
+        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    for (size_t t = 0; t < fpk_dump_ntensors(d); t++)
+        add_entry(es, file, fpk_dump_tensor(d, t), t);
+    fpk_dump_close(d);
+    return 0;
+}
+
+static void walk(const char *path, entries *es)
+{
+    fpk_error err;
+    if (fpk_dump_walk(path, visit, es, &err) != FPK_OK)
+        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+}
+
+static char *shape_text(const entry *e)
+{
+    char *s = cli_strf("[");
+    for (int i = 0; i < e->ndim; i++) {
+        char *n = cli_strf("%s%s%" PRIu64, s, i ? ", " : "", e->shape[i]);
+        free(s);
+        s = n;
+    }
+    char *n = cli_strf("%s]", s);
+    free(s);
+    return n;
+}
+
+static bool matches(const opts *o, const char *name)
+{
+    return !o->has_match || regexec(&o->match, name, 0, NULL, 0) == 0;
+}
+
+/* A row for parameter P: weight W and update U, whose shapes must agree. */
+static void add_row(opts *o, size_t *cap, const char *p, const entry *w, const entry *u)
+{
+    sw_run *run = &o->run;
+    if (w->ndim != u->ndim || memcmp(w->shape, u->shape, (size_t)w->ndim * sizeof w->shape[0])) {
+        char *a = shape_text(w), *b = shape_text(u);
+        cli_die(CLI_EXIT_USAGE, "%s: %s has shape %s but %s (%s) has shape %s", w->file, w->name, a,
+                u->name, u->file, b);
+    }
+    if (run->nrows == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        if (!(run->rows = realloc(run->rows, *cap * sizeof *run->rows)))
+            cli_die(CLI_EXIT_FAILURE, "out of memory");
+    }
+    sw_row *r = &run->rows[run->nrows++];
+    memset(r, 0, sizeof *r);
+    r->name = cli_strf("%s", p);
+    r->wfile = cli_strf("%s", w->file);
+    r->ufile = cli_strf("%s", u->file);
+    r->wname = cli_strf("%s", w->name);
+    r->uname = cli_strf("%s", u->name);
+    r->wi = w->index;
+    r->ui = u->index;
+    r->ndim = w->ndim;
+    memcpy(r->shape, w->shape, sizeof r->shape);
+    sw_row_alloc(run, r);
+}
+
+/* The dumper's layout: in each file, weight/P with update/P (or grad/P). */
+static void pair_layout(opts *o, const entries *es)
+{
+    const char *upre = o->run.grad ? "grad/" : "update/";
+    size_t ulen = strlen(upre), cap = 0;
+    bool any = false;
+    for (size_t i = 0; i < es->n; i++) {
+        const entry *e = &es->v[i];
+        bool is_w = strncmp(e->name, "weight/", 7) == 0, is_u = strncmp(e->name, upre, ulen) == 0;
+        const char *p = is_w ? e->name + 7 : is_u ? e->name + ulen : NULL;
+        any = any || p;
+        if (!p || !matches(o, p))
+            continue;
+        const entry *other = NULL;
+        for (size_t k = 0; k < es->n && !other; k++)
+            if (strcmp(es->v[k].file, e->file) == 0 &&
+                strncmp(es->v[k].name, is_w ? upre : "weight/", is_w ? ulen : 7) == 0 &&
+                strcmp(es->v[k].name + (is_w ? ulen : 7), p) == 0)
+                other = &es->v[k];
+        if (!other)
+            cli_die(CLI_EXIT_USAGE, "%s: %s has no %s%s to pair with", e->file, e->name,
+                    is_w ? upre : "weight/", p);
+        if (is_w)
+            add_row(o, &cap, p, e, other);
+    }
+    if (!o->run.nrows)
+        cli_die(CLI_EXIT_USAGE, "no weight/P and %sP pairs %s", upre,
+                any ? "match --match" : "found in the dumps");
+}
+
+/* Two dumps: every tensor of WS pairs with the tensor of the same name in US. */
+static void pair_names(opts *o, const entries *ws, const entries *us)
+{
+    size_t cap = 0;
+    const entries *sides[2] = {ws, us};
+    const char *paths[2] = {o->weights, o->updates};
+    for (int s = 0; s < 2; s++)
+        for (size_t i = 0; i < sides[s]->n; i++) {
+            const entry *e = &sides[s]->v[i];
+            if (!matches(o, e->name))
+                continue;
+            const entry *other = NULL;
+            for (size_t k = 0; k < sides[s]->n; k++)
+                if (k != i && strcmp(sides[s]->v[k].name, e->name) == 0)
+                    cli_die(CLI_EXIT_USAGE, "%s: tensor %s is found twice (%s and %s)", paths[s],
+                            e->name, e->file, sides[s]->v[k].file);
+            for (size_t k = 0; k < sides[!s]->n && !other; k++)
+                if (strcmp(sides[!s]->v[k].name, e->name) == 0)
+                    other = &sides[!s]->v[k];
+            if (!other)
+                cli_die(CLI_EXIT_USAGE, "%s: tensor %s has no tensor of that name in %s", e->file,
+                        e->name, paths[!s]);
+            if (s == 0)
+                add_row(o, &cap, e->name, e, other);
+        }
+    if (!o->run.nrows)
+        cli_die(CLI_EXIT_USAGE, "no tensors %s", o->has_match ? "match --match" : "found");
+}
+
+static void open_or_die(const char *path, fpk_dump **d)
+{
+    fpk_error err;
+    if (fpk_dump_open(path, NULL, d, &err) != FPK_OK)
+        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+}
+
+/* Reads every row's weights and updates and computes. */
+static void analyse(opts *o)
+{
+    sw_run *run = &o->run;
+    sw_calc *x = sw_calc_new(run);
+    double *wb = xcalloc(CHUNK, sizeof *wb), *ub = xcalloc(CHUNK, sizeof *ub);
+    sw_row_alloc(run, &run->total);
+    for (size_t i = 0; i < run->nrows; i++) {
+        sw_row *r = &run->rows[i];
+        fpk_dump *dw, *du;
+        open_or_die(r->wfile, &dw);
+        open_or_die(r->ufile, &du);
+        /* The files were read once already; they must not have changed since. */
+        if (r->wi >= fpk_dump_ntensors(dw) || r->ui >= fpk_dump_ntensors(du) ||
+            strcmp(fpk_dump_tensor(dw, r->wi)->name, r->wname) ||
+            strcmp(fpk_dump_tensor(du, r->ui)->name, r->uname) ||
+            fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count)
+            cli_die(CLI_EXIT_FAILURE, "%s: the file changed while being read", r->wfile);
+        uint64_t n = fpk_dump_tensor(dw, r->wi)->count;
+        sw_calc_row(x, i);
+        for (uint64_t first = 0; first < n;) {
+            size_t k = n - first < CHUNK ? (size_t)(n - first) : CHUNK;
+            fpk_error err;
+            if (fpk_dump_read(dw, r->wi, first, k, wb, &err) != FPK_OK ||
+                fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK)
+                cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+            for (size_t e = 0; e < k; e++)
+                sw_calc_add(x, run, r, wb[e], ub[e]);
+            first += k;
+        }
+        fpk_dump_close(dw);
+        fpk_dump_close(du);
+        sw_row_merge(run, &run->total, r);
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(run->rows[k].wfile, r->wfile) == 0;
+        run->nfiles += !seen;
+    }
+    free(wb);
+    free(ub);
+    sw_calc_free(x);
+}
+
+static bool is_stdout(const char *path)
+{
+    return path && strcmp(path, "-") == 0;
+}
+
+/* Dies if an output file is one of the inputs: they are never replaced. */
+static void refuse_overwriting_inputs(const opts *o)
+{
+    const char *outs[] = {o->json, o->plot};
+    for (size_t k = 0; k < 2; k++) {
+        struct stat out, in;
+        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+            continue;
+        for (size_t i = 0; i < o->run.nrows; i++)
+            for (int s = 0; s < 2; s++)
+                if (stat(s ? o->run.rows[i].ufile : o->run.rows[i].wfile, &in) == 0 &&
+                    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+                    cli_die(CLI_EXIT_USAGE,
+                            "%s: is an input; fpswamp does not write over its inputs", outs[k]);
+    }
+}
+
+static void write_outputs(const opts *o)
+{
+    const sw_run *run = &o->run;
+    if (o->json) {
+        outfile f;
+        outfile_open(&f, o->json);
+        json_t *j = sw_json(run);
+        if (!j ||
+            json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) !=
+                0 ||
+            fputc('\n', f.fp) == EOF)
+            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+        json_decref(j);
+        outfile_commit(&f);
+    }
+    if (o->plot)
+        sw_plot(run, o->plot, o->width, o->height);
+    if (!o->quiet && !is_stdout(o->json)) {
+        sw_text(run, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+    }
+}
+
+static bool takes_value(const char *name)
+{
+    static const char *const with_arg[] = {
+        "--formats", "--lr",      "--lr-sweep", "--steps", "--seeds",     "--match",
+        "--weights", "--updates", "--json",     "--plot",  "--plot-size"};
+    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
+        if (strcmp(name, with_arg[k]) == 0)
+            return true;
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    cli_init(argv[0]);
+    opts o = {.width = 1000, .height = 600};
+    o.run.steps = 1;
+    o.run.seeds = 8;
+    parse_formats(&o, DEFAULT_FORMATS);
+    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+    bool has_lr = false, steps_given = false, seeds_given = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            while (++i < argc)
+                paths[npaths++] = argv[i];
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            paths[npaths++] = arg;
+            continue;
+        }
+        char name[32];
+        const char *eq = strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (nlen >= sizeof name)
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpswamp --help)", arg);
+        memcpy(name, arg, nlen);
+        name[nlen] = '\0';
+        const char *val = NULL;
+        if (takes_value(name)) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpswamp --help)", name);
+        } else if (eq) {
+            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
+        }
+        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+            printf("%s\n%s", usage, help);
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--version") == 0) {
+            printf("fpswamp (%s)\n", fpk_version());
+            free(paths);
+            return 0;
+        } else if (strcmp(name, "--formats") == 0) {
+            parse_formats(&o, val);
+        } else if (strcmp(name, "--lr") == 0) {
+            o.run.lr = parse_positive(name, val);
+            has_lr = true;
+        } else if (strcmp(name, "--lr-sweep") == 0) {
+            parse_sweep(&o, val);
+        } else if (strcmp(name, "--steps") == 0) {
+            o.run.steps = (int)parse_int(name, val, 1, 1000000);
+            steps_given = true;
+        } else if (strcmp(name, "--seeds") == 0) {
+            o.run.seeds = (int)parse_int(name, val, 1, 100000);
+            seeds_given = true;
+        } else if (strcmp(name, "--match") == 0) {
+            parse_match(&o, val);
+        } else if (strcmp(name, "--weights") == 0) {
+            o.weights = val;
+        } else if (strcmp(name, "--updates") == 0) {
+            o.updates = val;
+        } else if (strcmp(name, "--json") == 0) {
+            o.json = val;
+        } else if (strcmp(name, "--plot") == 0) {
+            if (!plot_ext_ok(val))
+                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
+            o.plot = val;
+        } else if (strcmp(name, "--plot-size") == 0) {
+            parse_size(&o, val);
+        } else if (strcmp(name, "--quiet") == 0) {
+            o.quiet = true;
+        } else {
+            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpswamp --help)", arg);
+        }
+    }
+
+    bool two = o.weights || o.updates;
+    if (two && !(o.weights && o.updates))
+        cli_die(CLI_EXIT_USAGE, "options --weights and --updates go together");
+    if (two && npaths)
+        cli_die(CLI_EXIT_USAGE, "give either PATH... or --weights and --updates, not both");
+    if (!two && !npaths) {
+        fputs(usage, stderr);
+        free(paths);
+        return CLI_EXIT_USAGE;
+    }
+    o.run.grad = has_lr || o.run.sweep_n > 0;
+    o.run.main_report = has_lr || o.run.sweep_n == 0;
+    if (!o.run.main_report && (steps_given || seeds_given))
+        cli_die(CLI_EXIT_USAGE, "options --steps and --seeds need --lr when --lr-sweep is given");
+
+    if (o.plot)
+        sw_plot_check(o.plot);
+
+    entries ws = {0}, us = {0};
+    if (two) {
+        walk(o.weights, &ws);
+        walk(o.updates, &us);
+        pair_names(&o, &ws, &us);
+    } else {
+        for (int i = 0; i < npaths; i++)
+            walk(paths[i], &ws);
+        pair_layout(&o, &ws);
+    }
+    free_entries(&ws);
+    free_entries(&us);
+    refuse_overwriting_inputs(&o);
+    analyse(&o);
+    write_outputs(&o);
+
+    for (size_t i = 0; i < o.run.nrows; i++)
+        sw_row_free(&o.run, &o.run.rows[i]);
+    sw_row_free(&o.run, &o.run.total);
+    free(o.run.rows);
+    free(o.run.sweep_lr);
+    free(paths);
+    if (o.has_match)
+        regfree(&o.match);
+    return 0;
+}

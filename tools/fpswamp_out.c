@@ -1,0 +1,324 @@
+/* fpswamp's tables and JSON (fpswamp(1), TEXT OUTPUT and JSON OUTPUT). */
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fpswamp.h"
+
+/* A percentage for tables: "-" for NaN, "0" and "100" only when exact,
+ * "<0.01", ">99.99", or two decimals; LIMIT false lets it pass 100. */
+static const char *pct(char *buf, double f, bool limit)
+{
+    if (isnan(f))
+        return "-";
+    if (f == 0)
+        return "0";
+    if (limit && f == 1)
+        return "100";
+    if (f < 0.0001)
+        return "<0.01";
+    if (limit && f > 0.9999)
+        return ">99.99";
+    snprintf(buf, 16, "%.2f", 100 * f);
+    return buf;
+}
+
+void sw_row_label(const sw_run *run, const sw_row *r, char *buf, size_t len)
+{
+    if (!r->name) {
+        snprintf(buf, len, "total");
+        return;
+    }
+    if (run->nfiles < 2) {
+        snprintf(buf, len, "%s", r->name);
+        return;
+    }
+    const char *base = strrchr(r->wfile, '/'), *dot;
+    base = base ? base + 1 : r->wfile;
+    dot = strrchr(base, '.');
+    snprintf(buf, len, "%.*s:%s", (int)(dot && dot != base ? dot - base : (ptrdiff_t)strlen(base)),
+             base, r->name);
+}
+
+static void lost_line(const sw_run *run, const sw_row *r, int j, FILE *out)
+{
+    const sw_fmt *f = &r->fmt[j];
+    char b[9][16], label[512];
+    double m, sd, hm, hsd;
+    sw_seed_stats(r, f->sr, run->seeds, sw_lost_frac, &m, &sd);
+    sw_seed_stats(r, f->sr, run->seeds, sw_half_frac, &hm, &hsd);
+    sw_row_label(run, r, label, sizeof label);
+    fprintf(out, "%10" PRIu64 " %7s %7s %7s %6s %7s %7s %7s %7s %7s  %s\n", r->nonzero,
+            pct(b[0], sw_lost_frac(r, &f->rne), true), pct(b[1], sw_half_frac(r, &f->rne), true),
+            pct(b[2], m, true), r->nonzero ? pct(b[3], sd, true) : "-", pct(b[4], hm, true),
+            pct(b[5], sw_lost_frac(r, &f->kahan), true),
+            pct(b[6], sw_half_frac(r, &f->kahan), true), pct(b[7], sw_lost_frac(r, &r->master), true),
+            pct(b[8], sw_half_frac(r, &r->master), true), label);
+}
+
+static void drift_line(const sw_run *run, const sw_row *r, int j, FILE *out)
+{
+    const sw_fmt *f = &r->fmt[j];
+    char b[5][16], label[512];
+    double m, sd;
+    sw_seed_stats(r, f->sr, run->seeds, sw_drift_mean, &m, &sd);
+    sw_row_label(run, r, label, sizeof label);
+    fprintf(out, "%10" PRIu64 " %8s %8s %7s %8s %8s  %s\n", r->nonzero,
+            pct(b[0], sw_drift_mean(r, &f->rne), false), pct(b[1], m, false),
+            r->nonzero ? pct(b[2], sd, false) : "-", pct(b[3], sw_drift_mean(r, &f->kahan), false),
+            pct(b[4], sw_drift_mean(r, &r->master), false), label);
+}
+
+static void sweep_text(const sw_run *run, FILE *out)
+{
+    fprintf(out, "Percentage of the nonzero updates lost (update -lr * grad/P, round to nearest "
+                 "even), all tensors:\n");
+    fprintf(out, "%12s", "lr");
+    for (int j = 0; j < run->nformats; j++)
+        fprintf(out, " %8s", run->formats[j]->name);
+    fputc('\n', out);
+    for (int p = 0; p < run->sweep_n; p++) {
+        fprintf(out, "%12.6g", run->sweep_lr[p]);
+        for (int j = 0; j < run->nformats; j++) {
+            char b[16];
+            uint64_t n = run->total.sweep_lost[p * run->nformats + j];
+            fprintf(out, " %8s",
+                    pct(b, run->total.nonzero ? (double)n / (double)run->total.nonzero : NAN,
+                        true));
+        }
+        fputc('\n', out);
+    }
+}
+
+void sw_text(const sw_run *run, FILE *out)
+{
+    fprintf(out,
+            "fpswamp: %zu tensor%s in %zu file%s, %" PRIu64 " elements, %" PRIu64
+            " nonzero updates; ",
+            run->nrows, run->nrows == 1 ? "" : "s", run->nfiles, run->nfiles == 1 ? "" : "s",
+            run->total.count, run->total.nonzero);
+    if (run->grad && run->main_report)
+        fprintf(out, "dw = -%.17g * grad", run->lr);
+    else if (run->grad)
+        fprintf(out, "dw = -lr * grad");
+    else
+        fprintf(out, "dw = the update");
+    if (run->main_report)
+        fprintf(out, "; %d step%s; SR over %d seed%s", run->steps, run->steps == 1 ? "" : "s",
+                run->seeds, run->seeds == 1 ? "" : "s");
+    fputc('\n', out);
+    if (run->main_report) {
+        fprintf(out, "Percentages of the nonzero updates lost entirely (lost: w + dw rounds to w) "
+                     "and more than half lost (half):\n");
+        for (int j = 0; j < run->nformats; j++) {
+            fprintf(out, "\n%-10s %15s %22s %15s %15s\n", run->formats[j]->name, "rne",
+                    "sr (mean, sd)", "kahan", "fp32 master");
+            fprintf(out, "%10s %7s %7s %7s %6s %7s %7s %7s %7s %7s  %s\n", "nonzero", "lost", "half",
+                    "lost", "sd", "half", "lost", "half", "lost", "half", "name");
+            for (size_t i = 0; i < run->nrows; i++)
+                lost_line(run, &run->rows[i], j, out);
+            lost_line(run, &run->total, j, out);
+        }
+        if (run->steps > 1) {
+            fprintf(out, "\nDrift after %d steps: mean over the elements of |wK - (w0 + K dw)| / "
+                         "|K dw|, in %%:\n",
+                    run->steps);
+            for (int j = 0; j < run->nformats; j++) {
+                fprintf(out, "\n%-10s %8s %17s %8s %8s\n", run->formats[j]->name, "rne",
+                        "sr (mean, sd)", "kahan", "fp32");
+                fprintf(out, "%10s %8s %8s %7s %8s %8s  %s\n", "nonzero", "", "", "", "",
+                        "master", "name");
+                for (size_t i = 0; i < run->nrows; i++)
+                    drift_line(run, &run->rows[i], j, out);
+                drift_line(run, &run->total, j, out);
+            }
+        }
+    }
+    if (run->sweep_n) {
+        if (run->main_report)
+            fputc('\n', out);
+        sweep_text(run, out);
+    }
+}
+
+static json_t *count(uint64_t n)
+{
+    return json_integer((json_int_t)n);
+}
+
+static json_t *real(double v)
+{
+    return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *hist_json(const uint64_t *h)
+{
+    json_t *a = json_array();
+    for (int b = 0; b < SW_BINS; b++)
+        json_array_append_new(a, count(h[b]));
+    return a;
+}
+
+/* One strategy's measures into O. */
+static void put_acc(json_t *o, const sw_row *r, const sw_acc *a)
+{
+    json_object_set_new(o, "lost", count(a->lost));
+    json_object_set_new(o, "lost_frac", real(sw_lost_frac(r, a)));
+    json_object_set_new(o, "half_lost", count(a->half));
+    json_object_set_new(o, "half_lost_frac", real(sw_half_frac(r, a)));
+    json_object_set_new(o, "overflow", count(a->overflow));
+    json_object_set_new(o, "ratio_hist", hist_json(a->hist));
+    json_object_set_new(o, "stuck", count(a->stuck));
+    json_object_set_new(o, "drift_mean", real(sw_drift_mean(r, a)));
+    json_object_set_new(o, "drift_signed_mean", real(sw_drift_signed_mean(r, a)));
+    json_object_set_new(o, "drift_max",
+                        r->nonzero > a->overflow ? json_real(a->drift_max) : json_null());
+}
+
+static json_t *acc_json(const sw_row *r, const sw_acc *a)
+{
+    json_t *o = json_object();
+    put_acc(o, r, a);
+    return o;
+}
+
+static void put_seed_stats(json_t *o, const char *name, const sw_run *run, const sw_row *r,
+                           const sw_acc *sr, double (*get)(const sw_row *, const sw_acc *))
+{
+    double m, sd;
+    sw_seed_stats(r, sr, run->seeds, get, &m, &sd);
+    char *k = cli_strf("%s_mean", name);
+    json_object_set_new(o, k, real(m));
+    free(k);
+    k = cli_strf("%s_sd", name);
+    json_object_set_new(o, k, r->nonzero ? real(sd) : json_null());
+    free(k);
+}
+
+static json_t *sr_json(const sw_run *run, const sw_row *r, const sw_acc *sr)
+{
+    json_t *o = json_object(), *lost = json_array(), *drift = json_array();
+    sw_acc sum = {0};
+    for (int s = 0; s < run->seeds; s++) {
+        json_array_append_new(lost, count(sr[s].lost));
+        json_array_append_new(drift, real(sw_drift_signed_mean(r, &sr[s])));
+        sum.overflow += sr[s].overflow;
+        for (int b = 0; b < SW_BINS; b++)
+            sum.hist[b] += sr[s].hist[b];
+    }
+    json_object_set_new(o, "seeds", json_integer(run->seeds));
+    put_seed_stats(o, "lost_frac", run, r, sr, sw_lost_frac);
+    put_seed_stats(o, "half_lost_frac", run, r, sr, sw_half_frac);
+    put_seed_stats(o, "drift", run, r, sr, sw_drift_mean);
+    put_seed_stats(o, "drift_signed", run, r, sr, sw_drift_signed_mean);
+    json_object_set_new(o, "lost", lost);
+    json_object_set_new(o, "drift_signed", drift);
+    json_object_set_new(o, "overflow", count(sum.overflow));
+    json_object_set_new(o, "ratio_hist", hist_json(sum.hist));
+    return o;
+}
+
+static json_t *formats_json(const sw_run *run, const sw_row *r)
+{
+    if (!run->main_report)
+        return json_null();
+    json_t *o = json_object();
+    for (int j = 0; j < run->nformats; j++) {
+        json_t *f = acc_json(r, &r->fmt[j].rne);
+        json_object_set_new(f, "sr", sr_json(run, r, r->fmt[j].sr));
+        json_object_set_new(f, "kahan", acc_json(r, &r->fmt[j].kahan));
+        json_object_set_new(o, run->formats[j]->name, f);
+    }
+    return o;
+}
+
+static json_t *sweep_json(const sw_run *run, const sw_row *r)
+{
+    if (!run->sweep_n)
+        return json_null();
+    json_t *a = json_array();
+    for (int p = 0; p < run->sweep_n; p++) {
+        json_t *pt = json_object();
+        for (int j = 0; j < run->nformats; j++) {
+            uint64_t lost = r->sweep_lost[p * run->nformats + j],
+                     half = r->sweep_half[p * run->nformats + j];
+            json_t *f = json_object();
+            json_object_set_new(f, "lost", count(lost));
+            json_object_set_new(f, "lost_frac",
+                                r->nonzero ? json_real((double)lost / (double)r->nonzero)
+                                           : json_null());
+            json_object_set_new(f, "half_lost", count(half));
+            json_object_set_new(f, "half_lost_frac",
+                                r->nonzero ? json_real((double)half / (double)r->nonzero)
+                                           : json_null());
+            json_object_set_new(pt, run->formats[j]->name, f);
+        }
+        json_array_append_new(a, pt);
+    }
+    return a;
+}
+
+static json_t *row_json(const sw_run *run, const sw_row *r)
+{
+    json_t *o = json_object();
+    if (r->name) {
+        json_t *shape = json_array();
+        for (int i = 0; i < r->ndim; i++)
+            json_array_append_new(shape, count(r->shape[i]));
+        json_object_set_new(o, "name", json_string(r->name));
+        json_object_set_new(o, "weight", json_string(r->wname));
+        json_object_set_new(o, "update", json_string(r->uname));
+        json_object_set_new(o, "file", json_string(r->wfile));
+        json_object_set_new(o, "update_file", json_string(r->ufile));
+        json_object_set_new(o, "shape", shape);
+    } else {
+        json_object_set_new(o, "tensors", count(run->nrows));
+        json_object_set_new(o, "files", count(run->nfiles));
+    }
+    json_object_set_new(o, "count", count(r->count));
+    json_object_set_new(o, "nonfinite", count(r->nonfinite));
+    json_object_set_new(o, "update_nonzero", count(r->nonzero));
+    json_object_set_new(o, "fp32_master", run->main_report ? acc_json(r, &r->master) : json_null());
+    json_object_set_new(o, "formats", formats_json(run, r));
+    json_object_set_new(o, "lr_sweep", sweep_json(run, r));
+    return o;
+}
+
+json_t *sw_json(const sw_run *run)
+{
+    static const char *const bins[SW_BINS] = {"0",         "(0,1/4)", "[1/4,1/2)", "[1/2,3/4)",
+                                              "[3/4,1)",   "1",       "(1,5/4]",   "(5/4,3/2]",
+                                              "(3/2,2]",   ">2"};
+    const char *v = fpk_version();
+    if (strncmp(v, "fpkit ", 6) == 0)
+        v += 6;
+    json_t *root = json_object(), *formats = json_array(), *tensors = json_array(),
+           *jbins = json_array();
+    for (int j = 0; j < run->nformats; j++)
+        json_array_append_new(formats, json_string(run->formats[j]->name));
+    for (int b = 0; b < SW_BINS; b++)
+        json_array_append_new(jbins, json_string(bins[b]));
+    json_object_set_new(root, "tool", json_string("fpswamp"));
+    json_object_set_new(root, "version", json_string(v));
+    json_object_set_new(root, "input", json_string(run->grad ? "gradient" : "update"));
+    json_object_set_new(root, "lr",
+                        run->grad && run->main_report ? json_real(run->lr) : json_null());
+    json_object_set_new(root, "steps", json_integer(run->steps));
+    json_object_set_new(root, "seeds", json_integer(run->seeds));
+    json_object_set_new(root, "formats", formats);
+    json_object_set_new(root, "ratio_bins", jbins);
+    json_t *lrs = json_null();
+    if (run->sweep_n) {
+        lrs = json_array();
+        for (int p = 0; p < run->sweep_n; p++)
+            json_array_append_new(lrs, json_real(run->sweep_lr[p]));
+    }
+    json_object_set_new(root, "lr_sweep", lrs);
+    for (size_t i = 0; i < run->nrows; i++)
+        json_array_append_new(tensors, row_json(run, &run->rows[i]));
+    json_object_set_new(root, "tensors", tensors);
+    json_object_set_new(root, "total", row_json(run, &run->total));
+    return root;
+}
