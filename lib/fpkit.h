@@ -103,7 +103,8 @@ fpk_ctx fpk_ctx_default(void);
  * discarded fraction of an ulp and r is the top sr_bits bits of
  * fpk_sr_hash(sr_seed, sr_counter).  Every rounding in SR mode, exact or not,
  * then advances sr_counter by one.  Overflow, ftz and flags follow the
- * directed mode that picks the same neighbour. */
+ * directed mode that picks the same neighbour; an exact value beyond the
+ * largest finite one overflows as under RNE. */
 uint64_t fpk_sr_hash(uint64_t seed, uint64_t counter);
 
 /* Conversions.  fpk_convert rounds A (an encoding of FROM) into TO.

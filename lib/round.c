@@ -109,13 +109,14 @@ fpk_bits fpki_round_pack(const fpk_format *f, bool sign, int64_t exp,
     bool inexact = r.half || r.rest;
 
     /* SR decides its direction first; from then on it is the directed mode
-     * that picks the same neighbour. */
+     * that picks the same neighbour.  An exact value needs no choice: it
+     * overflows like any exact value, to infinity (as RNE). */
     fpk_round mode = c->round;
     bool inc;
     if (mode == FPK_SR) {
         int d128 = below_normal > 64 ? 192 : 127 - m + (int)below_normal;
         inc = sr_increments(c, (u128)sig << 64 | below, d128 > 192 ? 192 : d128) && inexact;
-        mode = inc ? (sign ? FPK_RDN : FPK_RUP) : FPK_RTZ;
+        mode = inc ? (sign ? FPK_RDN : FPK_RUP) : inexact ? FPK_RTZ : FPK_RNE;
     } else {
         inc = increments(mode, sign, k, r);
     }

@@ -336,8 +336,9 @@ END_TEST
  * source must give the neighbour predicted by fpk_ctx's rule,
  * r < floor(frac * 2^sr_bits) with r the top sr_bits bits of
  * fpk_sr_hash(seed, counter), with the flags of the directed mode that picks
- * it, and advance the counter by one; zeros, infinities and NaNs convert as
- * in any mode. */
+ * it, and advance the counter by one; an exact value converts as under RNE
+ * (beyond the largest finite value: to infinity); zeros, infinities and
+ * NaNs convert as in any mode. */
 static void sr_one(tu_report *rep, const fpk_format *to, const fpk_format *from, fpk_bits a,
                    const fpk_ctx *c, const char *variant)
 {
@@ -355,7 +356,11 @@ static void sr_one(tu_report *rep, const fpk_format *to, const fpk_format *from,
         double frac;
         inexact = ref_neighbours(to, x, c, &lo, &hi, &frac);
         want = lo;
-        if (inexact) {
+        if (!inexact) {
+            fpk_ctx rc = *c;
+            rc.round = FPK_RNE;
+            want = ref_convert(to, from, a, &rc);
+        } else {
             uint64_t r = fpk_sr_hash(c->sr_seed, c->sr_counter) >> (64 - c->sr_bits);
             uint64_t threshold = (uint64_t)ldexp(frac, c->sr_bits); /* exact */
             if (r < threshold)
