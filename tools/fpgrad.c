@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gnuplot.h"
 #include "grad.h"
 #include "outfile.h"
 
@@ -643,7 +644,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--csv") == 0) {
             o.csv = val;
         } else if (strcmp(name, "--plot") == 0) {
-            if (!grad_plot_ext_ok(val))
+            if (!gp_ext_ok(val))
                 cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
@@ -682,13 +683,10 @@ int main(int argc, char **argv)
     }
     if (is_stdout(o.json) && is_stdout(o.csv))
         cli_die(CLI_EXIT_USAGE, "--json - and --csv - cannot both write to standard output");
-    if (o.plot && !grad_gnuplot())
-        cli_die(CLI_EXIT_FAILURE,
-                "%s: gnuplot is needed for plots and was not found: install the "
-                "Debian package gnuplot-nox, or set FPKIT_GNUPLOT",
-                o.plot);
-    if (o.plot || (o.report && grad_gnuplot()))
-        free(grad_plot_script());
+    if (o.plot)
+        gp_check(o.plot, "hist.gp");
+    else if (o.report && gp_program())
+        free(gp_script("hist.gp"));
 
     files fs = {0};
     for (int i = 0; i < npaths; i++) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "fpkit.h"
+#include "gnuplot.h"
 
 /* The error histogram: (q - x) * sign(x) / ulp(x) in bins of 1/HALF ulp,
  * centred on k/HALF for k = -HALF .. HALF; larger errors go to the end bins. */
@@ -106,7 +107,6 @@ json_t *fr_json(const fr_run *run);
 
 /* fpround_plot.c: the error histogram (FR_ERROR) or the running sums into
  * PATH, .png or .svg; dies with status 1 if gnuplot fails. */
-char *fr_plot_script(void);
 void fr_plot(const fr_run *run, const char *path, int width, int height);
 
 #endif

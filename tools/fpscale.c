@@ -630,7 +630,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--json") == 0) {
             o.json = val;
         } else if (strcmp(name, "--plot") == 0) {
-            if (!grad_plot_ext_ok(val))
+            if (!gp_ext_ok(val))
                 cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
@@ -662,11 +662,8 @@ int main(int argc, char **argv)
         cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s",
                 run->match, why);
     }
-    if (o.plot && !grad_gnuplot())
-        cli_die(CLI_EXIT_FAILURE,
-                "%s: gnuplot is needed for plots and was not found: install the "
-                "Debian package gnuplot-nox, or set FPKIT_GNUPLOT",
-                o.plot);
+    if (o.plot)
+        gp_check(o.plot, "fpscale.gp");
 
     file_list fs = {0};
     for (int i = 0; i < npaths; i++) {

@@ -1,29 +1,13 @@
 /* fpscale's outputs: the table, the JSON (fpscale(1) documents both) and
- * the plot of the scale trajectory through plots/fpscale.gp. */
-#include <errno.h>
-#include <fcntl.h>
+ * the plot of the scale trajectory through plots/fpscale.gp (gnuplot.h). */
 #include <inttypes.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "fpscale.h"
+#include "gnuplot.h"
 #include "grad.h"
-#include "outfile.h"
-
-extern char **environ;
-
-#ifndef FPK_SRC_PLOTDIR
-#define FPK_SRC_PLOTDIR "plots"
-#endif
-#ifndef FPK_PLOTDIR
-#define FPK_PLOTDIR FPK_SRC_PLOTDIR
-#endif
 
 bool scale_log2(fpk_bits scale, int *k)
 {
@@ -277,32 +261,11 @@ json_t *scale_json(const scale_run *run)
     return j;
 }
 
-/* The plot script, $FPKIT_PLOTDIR/fpscale.gp or the installed one (free
- * it), as grad_plot_script finds hist.gp; dies with status 1 if it cannot
- * be read. */
-static char *plot_script(void)
-{
-    const char *plotdir = getenv("FPKIT_PLOTDIR");
-    char *script = cli_strf("%s/fpscale.gp", plotdir && *plotdir ? plotdir : FPK_PLOTDIR);
-    if (!(plotdir && *plotdir) && access(script, R_OK) != 0) {
-        free(script);
-        script = cli_strf("%s/fpscale.gp", FPK_SRC_PLOTDIR);
-    }
-    if (access(script, R_OK) != 0)
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot read the plot script: %s (set FPKIT_PLOTDIR)", script,
-                strerror(errno));
-    return script;
-}
-
 /* The data: per series (the run in loss mode, a tensor in fp8 mode) a
  * block headed by its quoted name, lines "STEP SCALE MARKED", blocks
- * apart by two blank lines.  Returns the number of blocks, or -1 if
- * writing failed. */
-static int plot_data(const scale_run *run, const char *path)
+ * apart by two blank lines.  Returns the number of blocks. */
+static int plot_data(const scale_run *run, FILE *fp)
 {
-    FILE *fp = fopen(path, "w");
-    if (!fp)
-        return -1;
     int blocks = 0;
     if (!run->fp8) {
         fprintf(fp, "\"loss scale\"\n");
@@ -323,110 +286,20 @@ static int plot_data(const scale_run *run, const char *path)
                             scale_f32(run->fp8s[i].t[j].scale), run->fp8s[i].t[j].c.overflow > 0);
         blocks++;
     }
-    return fclose(fp) == 0 && blocks ? blocks : -1;
-}
-
-/* S as a gnuplot single-quoted string: quotes doubled (free it). */
-static char *gp_quote(const char *s)
-{
-    size_t n = 3;
-    for (const char *p = s; *p; p++)
-        n += *p == '\'' ? 2 : 1;
-    char *q = malloc(n), *o = q;
-    if (!q)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
-    *o++ = '\'';
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'')
-            *o++ = '\'';
-        *o++ = *p;
-    }
-    *o++ = '\'';
-    *o = '\0';
-    return q;
-}
-
-/* The first line of the file ERR with text in it, for a message. */
-static const char *first_line(const char *err, char *line, size_t len)
-{
-    line[0] = '\0';
-    FILE *fp = fopen(err, "r");
-    while (fp && fgets(line, (int)len, fp)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[strspn(line, " \t^")])
-            break;
-        line[0] = '\0';
-    }
-    if (fp)
-        fclose(fp);
-    return line[0] ? line : "no message";
+    return blocks;
 }
 
 void scale_plot(const scale_run *run, const char *path, int width, int height)
 {
-    const char *gnuplot = grad_gnuplot();
-    if (!gnuplot)
-        cli_die(CLI_EXIT_FAILURE,
-                "%s: gnuplot is needed for plots and was not found: install the "
-                "Debian package gnuplot-nox, or set FPKIT_GNUPLOT",
-                path);
-    char *script = plot_script();
-    const char *tmpenv = getenv("TMPDIR");
-    char *dir = cli_strf("%s/fpscale.XXXXXX", tmpenv && *tmpenv ? tmpenv : "/tmp");
-    if (!mkdtemp(dir))
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot create a temporary directory: %s", dir,
-                strerror(errno));
-    char *data = cli_strf("%s/scale.dat", dir), *err = cli_strf("%s/gnuplot.err", dir);
-    int blocks = plot_data(run, data);
-    char *why = NULL;
-    char *tmp = outfile_tmpname(path);
-    if (blocks < 0) {
-        why = cli_strf("cannot write the plot's data in %s", dir);
-    } else {
-        size_t plen = strlen(path);
-        bool svg = strcasecmp(path + plen - 4, ".svg") == 0;
-        char *title = run->fp8 ? cli_strf("FP8 delayed scaling (%s, history %ld, margin %d)",
-                                          run->format->name, run->history, run->margin)
-                               : cli_strf("dynamic loss scaling (%s)", run->format->name);
-        char *q_data = gp_quote(data), *q_out = gp_quote(tmp);
-        char *expr = cli_strf("datafile=%s; out=%s; term='%s'; width=%d; height=%d; "
-                              "mode='%s'; blocks=%d; title='%s'",
-                              q_data, q_out, svg ? "svg" : "png", width, height,
-                              run->fp8 ? "fp8" : "loss", blocks, title);
-        free(title), free(q_data), free(q_out);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        char *argv[] = {(char *)gnuplot, "-e", expr, script, NULL};
-        pid_t pid;
-        int rc = posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        free(expr);
-        int status = 0;
-        struct stat st;
-        char line[512];
-        if (rc != 0)
-            why = cli_strf("cannot run %s: %s", gnuplot, strerror(rc));
-        while (!why && waitpid(pid, &status, 0) < 0)
-            if (errno != EINTR)
-                why = cli_strf("waiting for %s: %s", gnuplot, strerror(errno));
-        if (!why && WIFSIGNALED(status))
-            why = cli_strf("%s was killed by signal %d", gnuplot, WTERMSIG(status));
-        else if (!why && WEXITSTATUS(status) != 0)
-            why = cli_strf("gnuplot failed: %s", first_line(err, line, sizeof line));
-        else if (!why && (stat(tmp, &st) != 0 || st.st_size == 0))
-            why = cli_strf("gnuplot wrote nothing");
-    }
-    unlink(data);
-    unlink(err);
-    rmdir(dir);
-    free(data), free(err), free(dir), free(script);
-    if (why) {
-        outfile_discard(tmp);
-        cli_die(CLI_EXIT_FAILURE, "%s: %s", path, why);
-    }
-    outfile_rename(tmp, path);
-    free(tmp);
+    gp_plot p;
+    gp_begin(&p, path, "fpscale.gp");
+    int blocks = plot_data(run, p.data);
+    char *title = run->fp8 ? cli_strf("FP8 delayed scaling (%s, history %ld, margin %d)",
+                                      run->format->name, run->history, run->margin)
+                           : cli_strf("dynamic loss scaling (%s)", run->format->name);
+    char *vars = cli_strf("width=%d; height=%d; mode='%s'; blocks=%d; title='%s'", width, height,
+                          run->fp8 ? "fp8" : "loss", blocks, title);
+    free(title);
+    gp_end(&p, vars);
+    free(vars);
 }

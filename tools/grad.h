@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "fpkit.h"
+#include "gnuplot.h"
 
 /* What rounding at one scale did, per format. */
 typedef struct grad_scaled {
@@ -101,21 +102,12 @@ typedef struct grad_plot_opts {
     bool small;                /* a small multiple: fewer labels, no lanes */
     const grad_row *xrange_of; /* the row whose range the x axis shows; NULL: the plotted one */
 } grad_plot_opts;
-/* The gnuplot to run, or NULL if it cannot be found: $FPKIT_GNUPLOT (a
- * path, or a name looked up in PATH) if set, else the one configure found,
- * else "gnuplot" from PATH. */
-const char *grad_gnuplot(void);
-/* The plot script, $FPKIT_PLOTDIR/hist.gp or the installed one (free it);
- * dies with status 1 if it cannot be read. */
-char *grad_plot_script(void);
 /* Plots row R's histogram with RUN's formats into PATH (.png or .svg, by
  * its extension), written whole through a temporary file; TITLE is shown
  * as is.  Dies with status 1 and gnuplot's first line of complaint if it
  * fails. */
 void grad_plot(const grad_run *run, const grad_row *r, const char *title, const char *path,
                const grad_plot_opts *o);
-/* Whether PATH ends in .png or .svg (case-insensitively). */
-bool grad_plot_ext_ok(const char *path);
 
 /* grad_report.c: DIR/index.html with the tables, the plots (when gnuplot is
  * there) and fpgrad.json; creates DIR if needed. */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "gnuplot.h"
 #include "grad.h"
 #include "outfile.h"
 
@@ -207,7 +208,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
     outfile_commit(&f);
     free(path);
 
-    bool plots = grad_gnuplot() != NULL;
+    bool plots = gp_program() != NULL;
     size_t multiples = run->nrows < GRAD_REPORT_MULTIPLES ? run->nrows : GRAD_REPORT_MULTIPLES;
     if (plots) {
         char *title =
