@@ -16,19 +16,11 @@ srcdir=${srcdir:-.}
 FPGRAD=${FPGRAD:-${top_builddir:-.}/tools/fpgrad}
 sample=$srcdir/tests/data/sample
 dumper=$srcdir/tools/fpkit_dump.py
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dumper.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+tool=dumper
+. "$srcdir/tests/toolcheck.sh"
 # Importing tools/fpkit_dump.py must leave no __pycache__ in the source tree.
 PYTHONDONTWRITEBYTECODE=1
 export PYTHONDONTWRITEBYTECODE
-
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
 
 python=
 torch_python=
@@ -327,8 +319,8 @@ for good, what, why in results:
     print("ok " + what if good else "FAIL %s: %s" % (what, why))
 EOF
 
-# run LABEL PYTHON CHECK ARGS...: counts the checks' results.
-run() {
+# count LABEL PYTHON CHECK ARGS...: counts the checks' results.
+count() {
     label=$1
     py=$2
     shift 2
@@ -345,12 +337,12 @@ run() {
     fi
 }
 
-run sample "$python" sample "$sample"
+count sample "$python" sample "$sample"
 have_fpgrad=no
 if [ -x "$FPGRAD" ]; then
     have_fpgrad=yes
     if "$FPGRAD" --quiet --json "$tmp/sample.json" "$sample" >/dev/null 2>"$tmp/fpgrad.err"; then
-        run fpgrad-sample "$python" fpgrad "$tmp/sample.json" "$sample"
+        count fpgrad-sample "$python" fpgrad "$tmp/sample.json" "$sample"
     else
         bad "fpgrad --json on $sample: $(head -n 3 "$tmp/fpgrad.err")"
     fi
@@ -376,15 +368,14 @@ demo() {
 demo "$tmp/d1" --steps 4
 demo "$tmp/d2" --steps 4 --loss-scale 1024
 demo "$tmp/d3" --steps 5 --every 2
-run demo "$torch_python" demo "$tmp/d1" "$tmp/d2" "$tmp/d3"
-run api "$torch_python" api "$srcdir/tools"
+count demo "$torch_python" demo "$tmp/d1" "$tmp/d2" "$tmp/d3"
+count api "$torch_python" api "$srcdir/tools"
 if [ "$have_fpgrad" = yes ]; then
     if "$FPGRAD" --quiet --json "$tmp/demo.json" "$tmp/d1" "$tmp/d3" >/dev/null 2>"$tmp/fpgrad.err"; then
-        run fpgrad-demo "$python" fpgrad "$tmp/demo.json" "$tmp/d1" "$tmp/d3"
+        count fpgrad-demo "$python" fpgrad "$tmp/demo.json" "$tmp/d1" "$tmp/d3"
     else
         bad "fpgrad --json on the demo dumps: $(head -n 3 "$tmp/fpgrad.err")"
     fi
 fi
 
-echo "check_dumper: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

@@ -17,37 +17,12 @@ FPGRAD=${FPGRAD:-./tools/fpgrad}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpgrad.1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpgrad.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-pass=0
-fail=0
-skip=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
-skipped() {
-    skip=$((skip + 1))
-    echo "SKIP: $*"
-}
-
-if [ ! -x "$FPGRAD" ]; then
-    echo "check_fpgrad: $FPGRAD is not an executable" >&2
-    exit 99
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "check_fpgrad: python3 is needed to make the test data"
-    exit 77
-fi
+tool=fpgrad tool_bin=$FPGRAD
+. "$srcdir/tests/toolcheck.sh"
+need_python
 have_numpy=no
 if python3 -c 'import numpy' >/dev/null 2>&1; then
     have_numpy=yes
-fi
-have_gnuplot=no
-if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
-    have_gnuplot=yes
 fi
 
 # The data, and what fpgrad must find in it (expect.json).
@@ -207,47 +182,8 @@ with open(os.path.join(out, "expect.json"), "w") as f:
     json.dump(expect, f)
 EOF
 
-# run NAME ARGS...: fpgrad into $tmp/NAME.{out,err,rc}.
-run() {
-    name=$1
-    shift
-    rc=0
-    "$FPGRAD" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-    echo "$rc" >"$tmp/$name.rc"
-}
 
-# good NAME ARGS...: runs; exit 0 and nothing on stderr.
-good() {
-    name=$1
-    run "$@"
-    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
-        ok
-    else
-        shift
-        bad "$name: fpgrad $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
-    fi
-}
 
-# error NAME STATUS REGEX ARGS...: exit STATUS, one line on stderr matching
-# "^fpgrad: .*REGEX", nothing on stdout.
-error() {
-    name=$1 status=$2 re=$3
-    shift 3
-    run "$name" "$@"
-    rc=$(cat "$tmp/$name.rc")
-    n=$(wc -l <"$tmp/$name.err" | tr -d ' ')
-    if [ "$rc" -ne "$status" ]; then
-        bad "$name: fpgrad $*: exit status $rc, expected $status: $(head -n 2 "$tmp/$name.err")"
-    elif [ -s "$tmp/$name.out" ]; then
-        bad "$name: fpgrad $*: wrote to stdout: $(head -n 1 "$tmp/$name.out")"
-    elif [ "$n" -ne 1 ]; then
-        bad "$name: fpgrad $*: $n lines on stderr, expected 1: $(cat "$tmp/$name.err")"
-    elif ! grep -Eq -- "^fpgrad: .*$re" "$tmp/$name.err"; then
-        bad "$name: fpgrad $*: message does not match /$re/: $(cat "$tmp/$name.err")"
-    else
-        ok
-    fi
-}
 
 # check NAME PYTHON: the Python expression is true, over d (the JSON of
 # $tmp/NAME.out), e (expect.json), t (d's tensors by name), T (d's total),
@@ -274,18 +210,6 @@ EOF
     fi
 }
 
-# has NAME REGEX...: every extended REGEX matches a line of NAME's output.
-has() {
-    name=$1
-    shift
-    for re in "$@"; do
-        if grep -Eq -- "$re" "$tmp/$name.out"; then
-            ok
-        else
-            bad "$name: no line matches /$re/"
-        fi
-    done
-}
 
 # The inputs made above, and their checksums.
 inputs() {
@@ -521,9 +445,6 @@ if [ "$nex" -ge 5 ]; then ok; else bad "$manpage: only $nex examples run"; fi
 
 # Plots: the PNG has the size asked for; SVG too; gnuplot's failure is a
 # clear error and leaves nothing behind.
-png_size() {
-    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
-}
 if [ "$have_gnuplot" = yes ]; then
     mkdir "$tmp/plots"
     good plot --quiet --plot "$tmp/plots/h.png" --plot-size 640x400 "$tmp/halves"
@@ -658,6 +579,4 @@ if [ "$sums_before" = "$(inputs)" ]; then ok; else bad "an input file changed"; 
 left=$(find "$tmp" -name '.*.??????' | head -n 3)
 if [ -z "$left" ]; then ok; else bad "temporary files left: $left"; fi
 
-echo "fpgrad: $skip skipped"
-echo "fpgrad: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

@@ -14,35 +14,8 @@ FPINSPECT=${FPINSPECT:-${top_builddir:-.}/tools/fpinspect}
 golden=$srcdir/tests/fpinspect
 manpage=$srcdir/man/fpinspect.1
 regen=${FPINSPECT_REGEN:-}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpinspect.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM
-
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
-
-if [ ! -x "$FPINSPECT" ]; then
-    echo "check_fpinspect: $FPINSPECT is not an executable" >&2
-    exit 99
-fi
-have_python=no
-if command -v python3 >/dev/null 2>&1; then
-    have_python=yes
-fi
-
-# run NAME ARGS...: runs fpinspect into $tmp/NAME.{out,err,rc}.
-run() {
-    name=$1
-    shift
-    rc=0
-    "$FPINSPECT" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-    echo "$rc" >"$tmp/$name.rc"
-}
+tool=fpinspect tool_bin=$FPINSPECT
+. "$srcdir/tests/toolcheck.sh"
 
 # golden NAME ARGS...: exit 0, nothing on stderr, stdout equal to the golden
 # file.  The output stays in $tmp/NAME.out for the checks that follow.
@@ -65,19 +38,6 @@ golden() {
         bad "$name: fpinspect $* differs from $golden/$name.out:"
         diff -u "$golden/$name.out" "$tmp/$name.out" | head -n 40 || true
     fi
-}
-
-# has NAME REGEX...: every extended REGEX matches a line of NAME's output.
-has() {
-    name=$1
-    shift
-    for re in "$@"; do
-        if grep -Eq -- "$re" "$tmp/$name.out"; then
-            ok
-        else
-            bad "$name: no line matches /$re/"
-        fi
-    done
 }
 
 # same NAME1 NAME2: the two outputs are identical.
@@ -106,20 +66,7 @@ usage_error() {
     re=$1
     shift
     nerr=$((nerr + 1))
-    run "err$nerr" "$@"
-    rc=$(cat "$tmp/err$nerr.rc")
-    n=$(wc -l <"$tmp/err$nerr.err" | tr -d ' ')
-    if [ "$rc" -ne 2 ]; then
-        bad "fpinspect $*: exit status $rc, expected 2"
-    elif [ -s "$tmp/err$nerr.out" ]; then
-        bad "fpinspect $*: wrote to stdout: $(head -n 1 "$tmp/err$nerr.out")"
-    elif [ "$n" -ne 1 ]; then
-        bad "fpinspect $*: $n lines on stderr, expected 1: $(cat "$tmp/err$nerr.err")"
-    elif ! grep -Eq -- "^fpinspect: .*$re" "$tmp/err$nerr.err"; then
-        bad "fpinspect $*: message does not match /$re/: $(cat "$tmp/err$nerr.err")"
-    else
-        ok
-    fi
+    error "err$nerr" 2 "$re" "$@"
 }
 
 # json NAME [PYTHON]: every line of NAME's output is a JSON object; then the
@@ -452,5 +399,4 @@ else
     diff -u "$tmp/shown.out" "$tmp/fp16-3c00.out" | head -n 20 || true
 fi
 
-echo "fpinspect: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

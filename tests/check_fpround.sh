@@ -20,34 +20,9 @@ FPROUND=${FPROUND:-./tools/fpround}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpround.1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpround.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-pass=0
-fail=0
-skip=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
-skipped() {
-    skip=$((skip + 1))
-    echo "SKIP: $*"
-}
-
-if [ ! -x "$FPROUND" ]; then
-    echo "check_fpround: $FPROUND is not an executable" >&2
-    exit 99
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "check_fpround: python3 is needed to make the test data"
-    exit 77
-fi
-have_gnuplot=no
-if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
-    have_gnuplot=yes
-fi
+tool=fpround tool_bin=$FPROUND
+. "$srcdir/tests/toolcheck.sh"
+need_python
 
 # The data, and what fpround must find in it (expect.json), from exact
 # fractions and bit manipulation in Python, never from fpkit.
@@ -122,45 +97,8 @@ json.dump({"tenth": tenth, "exact_dot": float(exact_dot),
           open(os.path.join(out, "expect.json"), "w"))
 EOF
 
-run() {
-    name=$1
-    shift
-    rc=0
-    "$FPROUND" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-    echo "$rc" >"$tmp/$name.rc"
-}
 
-good() {
-    name=$1
-    run "$@"
-    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
-        ok
-    else
-        shift
-        bad "$name: fpround $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
-    fi
-}
 
-# error NAME STATUS REGEX ARGS...: exit STATUS, one line on stderr matching
-# "^fpround: .*REGEX", nothing on stdout.
-error() {
-    name=$1 status=$2 re=$3
-    shift 3
-    run "$name" "$@"
-    rc=$(cat "$tmp/$name.rc")
-    n=$(wc -l <"$tmp/$name.err" | tr -d ' ')
-    if [ "$rc" -ne "$status" ]; then
-        bad "$name: fpround $*: exit status $rc, expected $status: $(head -n 2 "$tmp/$name.err")"
-    elif [ -s "$tmp/$name.out" ]; then
-        bad "$name: fpround $*: wrote to stdout: $(head -n 1 "$tmp/$name.out")"
-    elif [ "$n" -ne 1 ]; then
-        bad "$name: fpround $*: $n lines on stderr, expected 1: $(cat "$tmp/$name.err")"
-    elif ! grep -Eq -- "^fpround: .*$re" "$tmp/$name.err"; then
-        bad "$name: fpround $*: message does not match /$re/: $(cat "$tmp/$name.err")"
-    else
-        ok
-    fi
-}
 
 # check NAME PYTHON: the expression is true over d (NAME's JSON), e
 # (expect.json), t (d's tensors by name), T (d's total), M(t, fmt, method,
@@ -187,13 +125,6 @@ EOF
     fi
 }
 
-has() {
-    name=$1
-    shift
-    for re in "$@"; do
-        if grep -Eq -- "$re" "$tmp/$name.out"; then ok; else bad "$name: no line matches /$re/"; fi
-    done
-}
 
 # 2^15 ones in fp16: sequential stagnates at 2048 (2048 + 1 ties to 2048),
 # pairwise and Kahan give exactly 32768.
@@ -387,9 +318,6 @@ done
 
 # Plots: the PNG has the size asked for, for the histogram and the running
 # sums; SVG too; gnuplot's failure is a clear error.
-png_size() {
-    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
-}
 if [ "$have_gnuplot" = yes ]; then
     mkdir "$tmp/plots"
     good plot --quiet --round rne,sr --plot "$tmp/plots/h.png" --plot-size 640x400 "$tmp/uniform.npy"
@@ -408,6 +336,4 @@ else
     skipped "plots (no gnuplot)"
 fi
 
-echo "fpround: $skip skipped"
-echo "fpround: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

@@ -17,34 +17,9 @@ FPSCALE=${FPSCALE:-./tools/fpscale}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpscale.1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpscale.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-pass=0
-fail=0
-skip=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
-skipped() {
-    skip=$((skip + 1))
-    echo "SKIP: $*"
-}
-
-if [ ! -x "$FPSCALE" ]; then
-    echo "check_fpscale: $FPSCALE is not an executable" >&2
-    exit 99
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "check_fpscale: python3 is needed to make the test data"
-    exit 77
-fi
-have_gnuplot=no
-if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
-    have_gnuplot=yes
-fi
+tool=fpscale tool_bin=$FPSCALE
+. "$srcdir/tests/toolcheck.sh"
+need_python
 
 python3 - "$tmp" <<'EOF'
 import json, math, os, struct, sys
@@ -132,45 +107,8 @@ safetensors(os.path.join(out, "odd", "o1.safetensors"), [("grad/a", [1.0])], {"l
 os.mkdir(os.path.join(out, "empty"))
 EOF
 
-run() {
-    name=$1
-    shift
-    rc=0
-    "$FPSCALE" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-    echo "$rc" >"$tmp/$name.rc"
-}
 
-good() {
-    name=$1
-    run "$@"
-    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
-        ok
-    else
-        shift
-        bad "$name: fpscale $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
-    fi
-}
 
-# error NAME STATUS REGEX ARGS...: exit STATUS, one line on stderr matching
-# "^fpscale: .*REGEX", nothing on stdout.
-error() {
-    name=$1 status=$2 re=$3
-    shift 3
-    run "$name" "$@"
-    rc=$(cat "$tmp/$name.rc")
-    n=$(wc -l <"$tmp/$name.err" | tr -d ' ')
-    if [ "$rc" -ne "$status" ]; then
-        bad "$name: fpscale $*: exit status $rc, expected $status: $(head -n 2 "$tmp/$name.err")"
-    elif [ -s "$tmp/$name.out" ]; then
-        bad "$name: fpscale $*: wrote to stdout: $(head -n 1 "$tmp/$name.out")"
-    elif [ "$n" -ne 1 ]; then
-        bad "$name: fpscale $*: $n lines on stderr, expected 1: $(cat "$tmp/$name.err")"
-    elif ! grep -Eq -- "^fpscale: .*$re" "$tmp/$name.err"; then
-        bad "$name: fpscale $*: message does not match /$re/: $(cat "$tmp/$name.err")"
-    else
-        ok
-    fi
-}
 
 # check NAME PYTHON: the expression holds over d (the JSON in NAME.out),
 # S (its steps), col(key) (that key of every step), T (tensor rows by name:
@@ -200,13 +138,6 @@ EOF
     fi
 }
 
-has() {
-    name=$1
-    shift
-    for re in "$@"; do
-        if grep -Eq -- "$re" "$tmp/$name.out"; then ok; else bad "$name: no line matches /$re/"; fi
-    done
-}
 
 # The trajectory by hand, growth interval 3: 2^16 at steps 1-3, step 3
 # overflows (2 * 2^16): 2^15 at 4-6, grown after 3 clean steps: 2^16 at 7,
@@ -378,9 +309,6 @@ good version --version
 has version '^fpscale \(fpkit [0-9]'
 
 # Plots: PNG of the size asked for, SVG, both modes; nothing left behind.
-png_size() {
-    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
-}
 if [ "$have_gnuplot" = yes ]; then
     mkdir "$tmp/plots"
     good plot --quiet --growth-interval 3 --plot "$tmp/plots/l.png" --plot-size 640x400 "$tmp/meta"
@@ -480,5 +408,4 @@ if [ "$nblock" -ge 2 ]; then ok; else bad "$manpage: only $nblock example output
 good sample --json - --match '^(grad|actgrad)/' "$srcdir/tests/data/sample"
 check sample 'col("step") == [0, 50, 300, 919] and col("tensors") == [16] * 4 and not any(col("skipped"))'
 
-echo "$pass passed, $fail failed${skip:+, $skip skipped}"
-[ "$fail" -eq 0 ]
+summary

@@ -20,34 +20,9 @@ FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpswamp.1
 sample=$srcdir/tests/data/sample
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fpswamp.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
-
-pass=0
-fail=0
-skip=0
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
-skipped() {
-    skip=$((skip + 1))
-    echo "SKIP: $*"
-}
-
-if [ ! -x "$FPSWAMP" ]; then
-    echo "check_fpswamp: $FPSWAMP is not an executable" >&2
-    exit 99
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "check_fpswamp: python3 is needed to make the test data"
-    exit 77
-fi
-have_gnuplot=no
-if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
-    have_gnuplot=yes
-fi
+tool=fpswamp tool_bin=$FPSWAMP
+. "$srcdir/tests/toolcheck.sh"
+need_python
 
 python3 - "$tmp" <<'EOF'
 import json, os, struct, sys
@@ -108,34 +83,6 @@ npy(os.path.join(out, "u", "a.npy"), [p2(-11), p2(-14)])
 npy(os.path.join(out, "u2", "b.npy"), [p2(-11), p2(-14)])
 EOF
 
-run() {
-    name=$1
-    shift
-    rc=0
-    "$FPSWAMP" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-    echo "$rc" >"$tmp/$name.rc"
-}
-good() {
-    name=$1
-    run "$@"
-    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
-        ok
-    else
-        shift
-        bad "$name: fpswamp $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
-    fi
-}
-# fails NAME STATUS REGEX ARGS...: exits with STATUS and a message matching REGEX.
-fails() {
-    name=$1 want=$2 re=$3
-    shift 3
-    run "$name" "$@"
-    if [ "$(cat "$tmp/$name.rc")" -eq "$want" ] && grep -Eq -- "$re" "$tmp/$name.err"; then
-        ok
-    else
-        bad "$name: fpswamp $* exited $(cat "$tmp/$name.rc") (want $want): $(head -n 2 "$tmp/$name.err")"
-    fi
-}
 # check NAME EXPR: EXPR holds of the JSON in NAME.out (d: the document, t:
 # the tensors by name, T: the total, H(p): 2^p).
 check() {
@@ -151,13 +98,6 @@ if not eval("(" + expr + "\n)"):
     sys.exit("false: " + expr)
 EOF
     then ok; else bad "$name: JSON check failed"; fi
-}
-has() {
-    name=$1
-    shift
-    for re in "$@"; do
-        if grep -Eq -- "$re" "$tmp/$name.out"; then ok; else bad "$name: no line matches /$re/"; fi
-    done
 }
 
 # The facts, element by element (fp16: 11 significand bits, ulp(1) = 2^-10,
@@ -238,23 +178,23 @@ good two --json - --formats fp16 --weights "$tmp/w" --updates "$tmp/u"
 check two 't["a.npy"]["formats"]["fp16"]["lost"] == 2 and T["update_nonzero"] == 2'
 
 # Errors.
-fails nopair 2 'weight/x has no update/x' "$tmp/nopair.safetensors"
-fails shape 2 'weight/x has shape \[2, 1\] but update/x .* has shape \[2\]' "$tmp/shape.safetensors"
-fails format 2 'unknown format "fp17"' --formats fp16,fp17 "$tmp/facts.safetensors"
-fails twice 2 'fp16 is named twice' --formats fp16,binary16 "$tmp/facts.safetensors"
-fails names 2 'tensor a.npy has no tensor of that name' --weights "$tmp/w" --updates "$tmp/u2"
-fails half 2 'go together' --weights "$tmp/w"
-fails both 2 'not both' --weights "$tmp/w" --updates "$tmp/u" "$tmp/facts.safetensors"
-fails nolr 2 'weight/a has no grad/a to pair with' --lr 0.1 "$tmp/facts.safetensors"
-fails match 2 'match --match' --match '^zzz' "$tmp/facts.safetensors"
-fails sweep-syntax 2 'is not LO:HI:N' --lr-sweep 0.1:1 "$tmp/sweep.safetensors"
-fails sweep-order 2 'LO must be below HI' --lr-sweep 1:0.1:3 "$tmp/sweep.safetensors"
-fails sweep-steps 2 'need --lr' --lr-sweep 0.1:1:3 --steps 4 "$tmp/sweep.safetensors"
-fails lr 2 'not a finite positive number' --lr -1 "$tmp/grads.safetensors"
-fails steps 2 'not an integer' --steps 0 "$tmp/facts.safetensors"
-fails missing 2 'facts.nope' "$tmp/facts.nope"
-fails ext 2 'must end in .png or .svg' --plot "$tmp/x.pdf" "$tmp/facts.safetensors"
-fails option 2 'unknown option' --frobnicate "$tmp/facts.safetensors"
+error nopair 2 'weight/x has no update/x' "$tmp/nopair.safetensors"
+error shape 2 'weight/x has shape \[2, 1\] but update/x .* has shape \[2\]' "$tmp/shape.safetensors"
+error format 2 'unknown format "fp17"' --formats fp16,fp17 "$tmp/facts.safetensors"
+error twice 2 'fp16 is named twice' --formats fp16,binary16 "$tmp/facts.safetensors"
+error names 2 'tensor a.npy has no tensor of that name' --weights "$tmp/w" --updates "$tmp/u2"
+error half 2 'go together' --weights "$tmp/w"
+error both 2 'not both' --weights "$tmp/w" --updates "$tmp/u" "$tmp/facts.safetensors"
+error nolr 2 'weight/a has no grad/a to pair with' --lr 0.1 "$tmp/facts.safetensors"
+error match 2 'match --match' --match '^zzz' "$tmp/facts.safetensors"
+error sweep-syntax 2 'is not LO:HI:N' --lr-sweep 0.1:1 "$tmp/sweep.safetensors"
+error sweep-order 2 'LO must be below HI' --lr-sweep 1:0.1:3 "$tmp/sweep.safetensors"
+error sweep-steps 2 'need --lr' --lr-sweep 0.1:1:3 --steps 4 "$tmp/sweep.safetensors"
+error lr 2 'not a finite positive number' --lr -1 "$tmp/grads.safetensors"
+error steps 2 'not an integer' --steps 0 "$tmp/facts.safetensors"
+error missing 2 'facts.nope' "$tmp/facts.nope"
+error ext 2 'must end in .png or .svg' --plot "$tmp/x.pdf" "$tmp/facts.safetensors"
+error option 2 'unknown option' --frobnicate "$tmp/facts.safetensors"
 run noargs
 if [ "$(cat "$tmp/noargs.rc")" -eq 2 ] && grep -q '^usage: fpswamp' "$tmp/noargs.err"; then ok; else bad "no arguments: no usage"; fi
 good help --help
@@ -273,15 +213,12 @@ check sample-json 'len(d["tensors"]) == 32 and T["files"] == 4
             and sum(T["formats"][f]["ratio_hist"]) + T["formats"][f]["overflow"] == T["update_nonzero"]
             for f in d["formats"])
     and T["fp32_master"]["lost"] == 0'
-png_size() {
-    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
-}
 if [ "$have_gnuplot" = yes ]; then
     good plot --quiet --plot "$tmp/bars.png" --plot-size 640x400 "$sample/step-000000.safetensors"
     if [ "$(png_size "$tmp/bars.png")" = 640x400 ]; then ok; else bad "plot: not a 640x400 PNG"; fi
     good plot-sweep --quiet --plot "$tmp/sweep.svg" --lr-sweep 1e-4:1:5 "$sample/step-000000.safetensors"
     if grep -q '<svg' "$tmp/sweep.svg"; then ok; else bad "plot-sweep: not an SVG"; fi
-    FPKIT_PLOTDIR=$tmp/none fails plot-script 1 'cannot read the plot script' --plot "$tmp/x.png" "$tmp/facts.safetensors"
+    FPKIT_PLOTDIR=$tmp/none error plot-script 1 'cannot read the plot script' --plot "$tmp/x.png" "$tmp/facts.safetensors"
 else
     skipped "plots (gnuplot not installed)"
 fi
@@ -334,6 +271,4 @@ if [ "$nex" -ge 4 ]; then ok; else bad "$manpage: only $nex examples run"; fi
 left=$(find "$tmp" -name '.*.??????' | head -n 3)
 if [ -z "$left" ]; then ok; else bad "temporary files left: $left"; fi
 
-echo "fpswamp: $skip skipped"
-echo "fpswamp: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

@@ -31,6 +31,45 @@ void cli_die(int status, const char *fmt, ...)
     exit(status);
 }
 
+int cli_next(cli_args *a)
+{
+    if (++a->i >= a->argc)
+        return CLI_END;
+    const char *arg = a->arg = a->argv[a->i];
+    a->value = NULL;
+    if (!a->rest && strcmp(arg, "--") == 0) {
+        a->rest = true;
+        return cli_next(a);
+    }
+    if (a->rest || (a->is_operand ? a->is_operand(arg) : arg[0] != '-' || arg[1] == '\0'))
+        return CLI_OPERAND;
+    const char *eq = strchr(arg, '=');
+    size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (nlen >= sizeof a->name)
+        cli_unknown(a);
+    memcpy(a->name, arg, nlen);
+    a->name[nlen] = '\0';
+    bool takes = false;
+    for (const char *const *w = a->with_value; *w && !takes; w++)
+        takes = strcmp(a->name, *w) == 0;
+    if (takes) {
+        if (eq)
+            a->value = eq + 1;
+        else if (a->i + 1 < a->argc)
+            a->value = a->argv[++a->i];
+        else
+            cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see %s --help)", a->name, a->tool);
+    } else if (eq) {
+        cli_die(CLI_EXIT_USAGE, "option %s takes no argument", a->name);
+    }
+    return CLI_OPTION;
+}
+
+void cli_unknown(const cli_args *a)
+{
+    cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see %s --help)", a->arg, a->tool);
+}
+
 void cli_list_formats(FILE *out)
 {
     for (const fpk_format *const *f = fpk_formats; *f; f++)

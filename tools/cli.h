@@ -3,6 +3,7 @@
 #ifndef FPKIT_CLI_H
 #define FPKIT_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
 
@@ -30,6 +31,32 @@ const char *cli_round_name(fpk_round mode);
 
 /* A formatted string in new memory (free it); exits if memory runs out. */
 char *cli_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A walk over a tool's command line: "--name=value", "--name value",
+ * operands, and "--", after which every word is an operand.  Set argc, argv,
+ * tool and with_value; the rest starts zeroed. */
+typedef struct {
+    int argc;
+    char **argv;
+    const char *tool;              /* for "(see TOOL --help)" */
+    const char *const *with_value; /* the options that take a value, NULL-ended */
+    bool (*is_operand)(const char *arg); /* NULL: "-" and words not starting with '-' */
+    int i;                         /* the index of the word last read */
+    bool rest;                     /* "--" was read */
+    const char *arg;               /* the word read, as given */
+    char name[32];                 /* an option's name, without "=value" */
+    const char *value;             /* an option's value, or NULL */
+} cli_args;
+
+enum { CLI_END, CLI_OPERAND, CLI_OPTION };
+
+/* Reads the next word, and an option's value: CLI_END past the last word,
+ * CLI_OPERAND (in arg) or CLI_OPTION (arg, name, value).  Exits with status
+ * 2 when a value is missing or given to an option that takes none. */
+int cli_next(cli_args *a);
+
+/* "TOOL: unknown option "ARG" (see TOOL --help)", status 2. */
+noreturn void cli_unknown(const cli_args *a);
 
 /* Writes the built-in format names and the eXmY rule, comma-separated. */
 void cli_list_formats(FILE *out);

@@ -560,17 +560,10 @@ static void refuse_overwriting_inputs(const opts *o, const files *fs)
     }
 }
 
-/* Options that take a value. */
-static bool takes_value(const char *name)
-{
-    static const char *const with_arg[] = {
-        "--formats", "--scale", "--margin", "--round",     "--match",  "--dtype",  "--shape",
-        "--json",    "--csv",   "--plot",   "--plot-size", "--report", "--threads"};
-    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
-        if (strcmp(name, with_arg[k]) == 0)
-            return true;
-    return false;
-}
+/* The options that take a value. */
+static const char *const with_value[] = {
+    "--formats", "--scale", "--margin", "--round", "--match", "--dtype", "--shape", "--json",
+    "--csv", "--plot", "--plot-size", "--report", "--threads", NULL};
 
 int main(int argc, char **argv)
 {
@@ -584,35 +577,13 @@ int main(int argc, char **argv)
     bool margin_given = false, shape_given = false, big_endian = false;
     const char *dtype = NULL;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
-            while (++i < argc)
-                paths[npaths++] = argv[i];
-            break;
-        }
-        if (arg[0] != '-' || arg[1] == '\0') {
-            paths[npaths++] = arg;
+    cli_args a = {.argc = argc, .argv = argv, .tool = "fpgrad", .with_value = with_value};
+    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
+        if (kind == CLI_OPERAND) {
+            paths[npaths++] = a.arg;
             continue;
         }
-        char name[32];
-        const char *eq = strchr(arg, '=');
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (nlen >= sizeof name)
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpgrad --help)", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = '\0';
-        const char *val = NULL;
-        if (takes_value(name)) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpgrad --help)", name);
-        } else if (eq) {
-            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
-        }
+        const char *name = a.name, *val = a.value;
         if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
             printf("%s\n%s", usage, help);
             free(paths);
@@ -658,7 +629,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpgrad --help)", arg);
+            cli_unknown(&a);
         }
     }
 

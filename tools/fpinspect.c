@@ -662,40 +662,18 @@ int main(int argc, char **argv)
     if (!values)
         cli_die(CLI_EXIT_FAILURE, "out of memory");
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
-            while (++i < argc)
-                values[nvalues++] = argv[i];
-            break;
-        }
-        if (is_value(arg)) {
-            values[nvalues++] = arg;
+    static const char *const with_value[] = {"--fmt", "--round", "--to", "--info", "--table", NULL};
+    cli_args a = {.argc = argc,
+                  .argv = argv,
+                  .tool = "fpinspect",
+                  .with_value = with_value,
+                  .is_operand = is_value};
+    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
+        if (kind == CLI_OPERAND) {
+            values[nvalues++] = a.arg;
             continue;
         }
-        /* --name=value or --name value */
-        char name[32];
-        const char *eq = strchr(arg, '=');
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (nlen >= sizeof name)
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpinspect --help)", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = '\0';
-        static const char *const with_arg[] = {"--fmt", "--round", "--to", "--info", "--table"};
-        bool takes = false;
-        for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
-            takes |= strcmp(name, with_arg[k]) == 0;
-        const char *val = NULL;
-        if (takes) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpinspect --help)", name);
-        } else if (eq) {
-            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
-        }
+        const char *name = a.name, *val = a.value;
         if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
             printf("%s\n%s", usage, help);
             return 0;
@@ -723,7 +701,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--json") == 0) {
             o.json = true;
         } else {
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpinspect --help)", arg);
+            cli_unknown(&a);
         }
     }
 

@@ -798,16 +798,10 @@ static void free_run(fr_run *run)
     free(run->exact_running);
 }
 
-static bool takes_value(const char *name)
-{
-    static const char *const with_arg[] = {"--formats", "--round", "--seed",  "--seeds",
-                                           "--match",   "--dtype", "--shape", "--json",
-                                           "--plot",    "--plot-size"};
-    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
-        if (strcmp(name, with_arg[k]) == 0)
-            return true;
-    return false;
-}
+/* The options that take a value. */
+static const char *const with_value[] = {
+    "--formats", "--round", "--seed", "--seeds", "--match", "--dtype", "--shape", "--json",
+    "--plot", "--plot-size", NULL};
 
 int main(int argc, char **argv)
 {
@@ -823,35 +817,13 @@ int main(int argc, char **argv)
     bool shape_given = false, big_endian = false, seeds_given = false, sum = false;
     const char *dtype = NULL;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
-            while (++i < argc)
-                paths[npaths++] = argv[i];
-            break;
-        }
-        if (arg[0] != '-' || arg[1] == '\0') {
-            paths[npaths++] = arg;
+    cli_args a = {.argc = argc, .argv = argv, .tool = "fpround", .with_value = with_value};
+    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
+        if (kind == CLI_OPERAND) {
+            paths[npaths++] = a.arg;
             continue;
         }
-        char name[32];
-        const char *eq = strchr(arg, '=');
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (nlen >= sizeof name)
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpround --help)", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = '\0';
-        const char *val = NULL;
-        if (takes_value(name)) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpround --help)", name);
-        } else if (eq) {
-            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
-        }
+        const char *name = a.name, *val = a.value;
         if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
             printf("%s\n%s", usage, help);
             free(paths);
@@ -873,10 +845,10 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--sum") == 0) {
             sum = true;
         } else if (strcmp(name, "--dot") == 0) {
-            if (i + 2 >= argc)
+            if (a.i + 2 >= argc)
                 cli_die(CLI_EXIT_USAGE, "option --dot needs two tensor names (see fpround --help)");
-            o.dot_a = argv[++i];
-            o.dot_b = argv[++i];
+            o.dot_a = argv[++a.i];
+            o.dot_b = argv[++a.i];
         } else if (strcmp(name, "--match") == 0) {
             parse_match(&o, val);
         } else if (strcmp(name, "--dtype") == 0) {
@@ -897,7 +869,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpround --help)", arg);
+            cli_unknown(&a);
         }
     }
 

@@ -516,18 +516,10 @@ static void write_outputs(const opts *o)
     }
 }
 
-/* Options that take a value. */
-static bool takes_value(const char *name)
-{
-    static const char *const with_arg[] = {
-        "--format",          "--init-scale", "--growth-factor", "--backoff-factor",
-        "--growth-interval", "--fp8-format", "--history",       "--margin",
-        "--match",           "--json",       "--plot",          "--plot-size"};
-    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
-        if (strcmp(name, with_arg[k]) == 0)
-            return true;
-    return false;
-}
+/* The options that take a value. */
+static const char *const with_value[] = {
+    "--format", "--init-scale", "--growth-factor", "--backoff-factor", "--growth-interval",
+    "--fp8-format", "--history", "--margin", "--match", "--json", "--plot", "--plot-size", NULL};
 
 /* Options of one mode only, and whether they were given. */
 enum { O_FORMAT, O_INIT, O_GROWTH, O_BACKOFF, O_INTERVAL, O_FP8FORMAT, O_HISTORY, O_MARGIN, O_N };
@@ -552,35 +544,13 @@ int main(int argc, char **argv)
     const char **paths = xcalloc((size_t)argc, sizeof *paths);
     int npaths = 0;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
-            while (++i < argc)
-                paths[npaths++] = argv[i];
-            break;
-        }
-        if (arg[0] != '-' || arg[1] == '\0') {
-            paths[npaths++] = arg;
+    cli_args a = {.argc = argc, .argv = argv, .tool = "fpscale", .with_value = with_value};
+    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
+        if (kind == CLI_OPERAND) {
+            paths[npaths++] = a.arg;
             continue;
         }
-        char name[32];
-        const char *eq = strchr(arg, '=');
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (nlen >= sizeof name)
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpscale --help)", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = '\0';
-        const char *val = NULL;
-        if (takes_value(name)) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpscale --help)", name);
-        } else if (eq) {
-            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
-        }
+        const char *name = a.name, *val = a.value;
         for (int k = 0; k < O_N; k++)
             if (strcmp(name, mode_opt[k]) == 0)
                 given[k] = true;
@@ -638,7 +608,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpscale --help)", arg);
+            cli_unknown(&a);
         }
     }
 

@@ -411,16 +411,10 @@ static void write_outputs(const opts *o)
     }
 }
 
-static bool takes_value(const char *name)
-{
-    static const char *const with_arg[] = {
-        "--formats", "--lr",      "--lr-sweep", "--steps", "--seeds",     "--match",
-        "--weights", "--updates", "--json",     "--plot",  "--plot-size"};
-    for (size_t k = 0; k < sizeof with_arg / sizeof with_arg[0]; k++)
-        if (strcmp(name, with_arg[k]) == 0)
-            return true;
-    return false;
-}
+/* The options that take a value. */
+static const char *const with_value[] = {
+    "--formats", "--lr", "--lr-sweep", "--steps", "--seeds", "--match", "--weights", "--updates",
+    "--json", "--plot", "--plot-size", NULL};
 
 int main(int argc, char **argv)
 {
@@ -433,35 +427,13 @@ int main(int argc, char **argv)
     int npaths = 0;
     bool has_lr = false, steps_given = false, seeds_given = false;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--") == 0) {
-            while (++i < argc)
-                paths[npaths++] = argv[i];
-            break;
-        }
-        if (arg[0] != '-' || arg[1] == '\0') {
-            paths[npaths++] = arg;
+    cli_args a = {.argc = argc, .argv = argv, .tool = "fpswamp", .with_value = with_value};
+    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
+        if (kind == CLI_OPERAND) {
+            paths[npaths++] = a.arg;
             continue;
         }
-        char name[32];
-        const char *eq = strchr(arg, '=');
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (nlen >= sizeof name)
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpswamp --help)", arg);
-        memcpy(name, arg, nlen);
-        name[nlen] = '\0';
-        const char *val = NULL;
-        if (takes_value(name)) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see fpswamp --help)", name);
-        } else if (eq) {
-            cli_die(CLI_EXIT_USAGE, "option %s takes no argument", name);
-        }
+        const char *name = a.name, *val = a.value;
         if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
             printf("%s\n%s", usage, help);
             free(paths);
@@ -500,7 +472,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
-            cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see fpswamp --help)", arg);
+            cli_unknown(&a);
         }
     }
 

@@ -1,0 +1,108 @@
+# The harness of the tool tests, sourced by tests/check_TOOL.sh after it sets
+#   tool      the tool's name: the prefix its messages must have
+#             ("^TOOL: "), of the summary line and of the temporary directory
+#   tool_bin  the binary that run, good and error start (optional: when set,
+#             a missing binary is a hard error, exit 99)
+# It makes $tmp (removed on exit), finds python3 and gnuplot (have_python,
+# have_gnuplot), and counts checks: ok, bad and skipped, reported by summary.
+# shellcheck shell=sh disable=SC2034,SC2154 # set here for the caller, or by it
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/$tool.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+
+pass=0
+fail=0
+skip=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: $*"
+}
+skipped() {
+    skip=$((skip + 1))
+    echo "SKIP: $*"
+}
+
+if [ -n "${tool_bin:-}" ] && [ ! -x "$tool_bin" ]; then
+    echo "check_$tool: $tool_bin is not an executable" >&2
+    exit 99
+fi
+have_python=no
+if command -v python3 >/dev/null 2>&1; then
+    have_python=yes
+fi
+have_gnuplot=no
+if command -v "${FPKIT_GNUPLOT:-gnuplot}" >/dev/null 2>&1; then
+    have_gnuplot=yes
+fi
+
+# need_python: the test is skipped (exit 77) without python3.
+need_python() {
+    if [ "$have_python" = no ]; then
+        echo "check_$tool: python3 is needed to make the test data"
+        exit 77
+    fi
+}
+
+# run NAME ARGS...: the tool into $tmp/NAME.{out,err,rc}.
+run() {
+    name=$1
+    shift
+    rc=0
+    "$tool_bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+    echo "$rc" >"$tmp/$name.rc"
+}
+
+# good NAME ARGS...: runs; exit 0 and nothing on stderr.
+good() {
+    name=$1
+    run "$@"
+    if [ "$(cat "$tmp/$name.rc")" -eq 0 ] && [ ! -s "$tmp/$name.err" ]; then
+        ok
+    else
+        shift
+        bad "$name: $tool $* exited $(cat "$tmp/$name.rc"): $(head -n 3 "$tmp/$name.err")"
+    fi
+}
+
+# error NAME STATUS REGEX ARGS...: exit STATUS, one line on stderr matching
+# "^TOOL: .*REGEX", nothing on stdout.
+error() {
+    name=$1 status=$2 re=$3
+    shift 3
+    run "$name" "$@"
+    rc=$(cat "$tmp/$name.rc")
+    n=$(wc -l <"$tmp/$name.err" | tr -d ' ')
+    if [ "$rc" -ne "$status" ]; then
+        bad "$name: $tool $*: exit status $rc, expected $status: $(head -n 2 "$tmp/$name.err")"
+    elif [ -s "$tmp/$name.out" ]; then
+        bad "$name: $tool $*: wrote to stdout: $(head -n 1 "$tmp/$name.out")"
+    elif [ "$n" -ne 1 ]; then
+        bad "$name: $tool $*: $n lines on stderr, expected 1: $(cat "$tmp/$name.err")"
+    elif ! grep -Eq -- "^$tool: .*$re" "$tmp/$name.err"; then
+        bad "$name: $tool $*: message does not match /$re/: $(cat "$tmp/$name.err")"
+    else
+        ok
+    fi
+}
+
+# has NAME REGEX...: every extended REGEX matches a line of NAME's output.
+has() {
+    name=$1
+    shift
+    for re in "$@"; do
+        if grep -Eq -- "$re" "$tmp/$name.out"; then ok; else bad "$name: no line matches /$re/"; fi
+    done
+}
+
+# png_size FILE: WIDTHxHEIGHT of a PNG (its IHDR), or a failure.
+png_size() {
+    python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
+}
+
+# summary: the counts; fails if any check failed.
+summary() {
+    echo "$tool: $pass passed, $fail failed, $skip skipped"
+    [ "$fail" -eq 0 ]
+}
