@@ -1,0 +1,21 @@
+/* Multiplication (IEEE 754-2019 §5.4.1), rounded once. */
+#include "arith.h"
+
+fpk_bits fpk_mul(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
+{
+    fpki_unpacked x = fpki_unpack(f, a, c);
+    fpki_unpacked y = fpki_unpack(f, b, c);
+    bool sign = x.sign != y.sign;
+    if (fpki_is_special_class(x.cls) || fpki_is_special_class(y.cls)) {
+        if (fpki_is_nan_class(x.cls) || fpki_is_nan_class(y.cls))
+            return fpki_nan(f, x.cls == FPK_CLASS_SNAN || y.cls == FPK_CLASS_SNAN, c);
+        if (x.cls == FPK_CLASS_ZERO || y.cls == FPK_CLASS_ZERO)
+            return fpki_nan(f, true, c); /* 0 * inf: invalid (§7.2) */
+        return fpki_inf(f, sign, c);
+    }
+    if (x.sig == 0 || y.sig == 0)
+        return fpki_zero(f, sign);
+    /* Two significands of at most 53 bits: the product is exact in 106. */
+    return fpki_round_pack128(f, sign, (int64_t)x.exp + y.exp,
+                              (fpki_u128)x.sig * y.sig, c);
+}
