@@ -20,10 +20,16 @@ manpage=$srcdir/man/fpgrad.1
 tool=fpgrad tool_bin=$FPGRAD
 . "$srcdir/tests/toolcheck.sh"
 need_python
+# numpy may live in the system python3 rather than the first on PATH.
 have_numpy=no
-if python3 -c 'import numpy' >/dev/null 2>&1; then
-    have_numpy=yes
-fi
+numpy_python=
+for py in python3 /usr/bin/python3; do
+    if "$py" -c 'import numpy' >/dev/null 2>&1; then
+        have_numpy=yes
+        numpy_python=$py
+        break
+    fi
+done
 
 # The data, and what fpgrad must find in it (expect.json).
 python3 - "$tmp" <<'EOF'
@@ -522,7 +528,7 @@ fi
 # numpy: random tensors against numpy's own comparisons with each format's
 # thresholds, and fp16 against numpy's float16 conversion.
 if [ "$have_numpy" = yes ]; then
-    python3 - "$tmp" <<'EOF'
+    "$numpy_python" - "$tmp" <<'EOF'
 import json, os, sys
 import numpy as np
 tmp = sys.argv[1]
@@ -570,8 +576,46 @@ EOF
         and T["amax"] == json.load(open(os.path.join(tmp, "np.json")))["amax"]
         and T["log2_hist"]["min"] == json.load(open(os.path.join(tmp, "np.json")))["hist_min"]
         and T["log2_hist"]["counts"] == json.load(open(os.path.join(tmp, "np.json")))["hist"]'
+
+    # The bundled sample: fpgrad's totals against numpy's count of the same
+    # thresholds over every tensor of the four steps (read with json and
+    # struct, not through fpkit).
+    "$numpy_python" - "$srcdir/tests/data/sample" "$tmp" <<'EOF'
+import json, os, struct, sys
+import numpy as np
+sample, tmp = sys.argv[1], sys.argv[2]
+vals = []
+for name in sorted(os.listdir(sample)):
+    if not name.endswith(".safetensors"):
+        continue
+    blob = open(os.path.join(sample, name), "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    for key, t in header.items():
+        if key == "__metadata__":
+            continue
+        assert t["dtype"] == "F32", t["dtype"]
+        lo, hi = t["data_offsets"]
+        vals.append(np.frombuffer(blob[8 + n + lo:8 + n + hi], "<f4"))
+a = np.abs(np.concatenate(vals).astype(np.float64))
+nz = a > 0
+p = lambda e: 2.0 ** e
+def counts(zero_le, sub_lt, over_ge=None, over_gt=None):
+    return [int(np.sum(nz & (a <= zero_le))), int(np.sum((a > zero_le) & (a < sub_lt))),
+            int(np.sum(a >= over_ge)) if over_ge is not None else int(np.sum(a > over_gt))]
+exp = {"fp16": counts(p(-25), p(-14) - p(-25), over_ge=65520),
+       "bf16": counts(p(-134), p(-126) - p(-134), over_ge=p(128) - p(119)),
+       "e4m3": counts(p(-10), p(-6) - p(-10), over_gt=464),
+       "e5m2": counts(p(-17), p(-14) - p(-17), over_ge=61440)}
+json.dump({"formats": exp, "count": int(a.size), "zeros": int(np.sum(~nz))},
+          open(os.path.join(tmp, "np-sample.json"), "w"))
+EOF
+    good np-sample --json - "$srcdir/tests/data/sample"
+    check np-sample 'F(d["total"]) == {k: tuple(v) for k, v in json.load(open(os.path.join(tmp, "np-sample.json")))["formats"].items()}
+        and d["total"]["count"] == json.load(open(os.path.join(tmp, "np-sample.json")))["count"]
+        and d["total"]["zeros"] == json.load(open(os.path.join(tmp, "np-sample.json")))["zeros"]'
 else
-    skipped "numpy comparison (numpy not installed)"
+    skipped "numpy comparisons (numpy not installed)"
 fi
 
 # Inputs are never modified; no temporary file is left anywhere.
