@@ -12,7 +12,7 @@
 # the fpgrad binary (default tools/fpgrad, skipped if absent).
 set -eu
 
-srcdir=${srcdir:-.}
+srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
 FPGRAD=${FPGRAD:-${top_builddir:-.}/tools/fpgrad}
 sample=$srcdir/tests/data/sample
 dumper=$srcdir/tools/fpkit_dump.py

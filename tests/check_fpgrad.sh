@@ -12,7 +12,7 @@
 # when those are missing.
 set -eu
 
-srcdir=${srcdir:-.}
+srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
 FPGRAD=${FPGRAD:-./tools/fpgrad}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR

@@ -9,7 +9,7 @@
 # golden file.
 set -eu
 
-srcdir=${srcdir:-.}
+srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
 FPINSPECT=${FPINSPECT:-${top_builddir:-.}/tools/fpinspect}
 golden=$srcdir/tests/fpinspect
 manpage=$srcdir/man/fpinspect.1

@@ -15,7 +15,7 @@
 # is missing.
 set -eu
 
-srcdir=${srcdir:-.}
+srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
 FPROUND=${FPROUND:-./tools/fpround}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR

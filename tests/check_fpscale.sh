@@ -12,7 +12,7 @@
 # skipped when those are missing.
 set -eu
 
-srcdir=${srcdir:-.}
+srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
 FPSCALE=${FPSCALE:-./tools/fpscale}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR

@@ -14,7 +14,7 @@
 # skipped when those are missing.
 set -eu
 
-srcdir=${srcdir:-.}
+srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
 FPSWAMP=${FPSWAMP:-./tools/fpswamp}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
