@@ -66,6 +66,8 @@ uint64_t tu_rng_next(tu_rng *r)
 
 uint64_t tu_rng_below(tu_rng *r, uint64_t n)
 {
+    if (n <= 1) /* an empty or one-value range, as degenerate formats give */
+        return 0;
     /* Rejection keeps it uniform; the loop almost never repeats. */
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t x;

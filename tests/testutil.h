@@ -24,7 +24,7 @@ typedef struct tu_rng {
 } tu_rng;
 void tu_rng_init(tu_rng *r, uint64_t seed);
 uint64_t tu_rng_next(tu_rng *r);
-/* Uniform in [0, n), n >= 1. */
+/* Uniform in [0, n); 0 when n <= 1. */
 uint64_t tu_rng_below(tu_rng *r, uint64_t n);
 
 /* A TestFloat-style operand of F: special values (zeros, infinities, quiet
