@@ -676,9 +676,11 @@ int main(int argc, char **argv)
         const char *name = a.name, *val = a.value;
         if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
             printf("%s\n%s", usage, help);
+            free(values);
             return 0;
         } else if (strcmp(name, "--version") == 0) {
             printf("fpinspect (%s)\n", fpk_version());
+            free(values);
             return 0;
         } else if (strcmp(name, "--fmt") == 0) {
             o.fmt = cli_format(val);
@@ -706,6 +708,7 @@ int main(int argc, char **argv)
     }
 
     if (!nvalues && !info_fmt && !table_fmt && !list_formats) {
+        free(values);
         fputs(usage, stderr);
         return CLI_EXIT_USAGE;
     }
