@@ -16,8 +16,8 @@ static fpk_bits add_special(const fpk_format *f, fpki_unpacked x, fpki_unpacked 
 }
 
 /* A + (-1)^NEGATE_B * B. */
-static fpk_bits add_signed(const fpk_format *f, fpk_bits a, fpk_bits b, bool negate_b,
-                           fpk_ctx *c)
+static inline __attribute__((always_inline)) fpk_bits
+add_body(const fpk_format *f, fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c)
 {
     fpki_unpacked x = fpki_unpack(f, a, c);
     fpki_unpacked y = fpki_unpack(f, b, c);
@@ -48,21 +48,30 @@ static fpk_bits add_signed(const fpk_format *f, fpk_bits a, fpk_bits b, bool neg
     fpki_u128 xs = (fpki_u128)x.sig << s;
     fpki_u128 ys = d <= s ? (fpki_u128)y.sig << (s - d) : fpki_shr_jam128(y.sig, d - s);
     int64_t exp = (int64_t)x.exp - s;
-    if (x.sign == y.sign)
-        return fpki_round_pack128(f, x.sign, exp, xs + ys, c);
-    if (xs > ys)
-        return fpki_round_pack128(f, x.sign, exp, xs - ys, c);
-    if (ys > xs)
-        return fpki_round_pack128(f, y.sign, exp, ys - xs, c);
-    return fpki_zero_sum(f, x.sign, y.sign, c);
+    bool sign = x.sign;
+    fpki_u128 sum;
+    if (x.sign == y.sign) {
+        sum = xs + ys;
+    } else if (xs > ys) {
+        sum = xs - ys;
+    } else if (ys > xs) {
+        sum = ys - xs;
+        sign = y.sign;
+    } else {
+        return fpki_zero_sum(f, x.sign, y.sign, c);
+    }
+    return fpki_round_pack128_body(f, sign, exp, sum, c);
 }
+
+FPKI_INSTANCES(add, add_body, (fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c),
+               (a, b, negate_b, c))
 
 fpk_bits fpk_add(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
 {
-    return add_signed(f, a, b, false, c);
+    FPKI_DISPATCH(add, f, (a, b, false, c));
 }
 
 fpk_bits fpk_sub(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
 {
-    return add_signed(f, a, b, true, c);
+    FPKI_DISPATCH(add, f, (a, b, true, c));
 }

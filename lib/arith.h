@@ -3,7 +3,7 @@
 #ifndef FPKIT_ARITH_H
 #define FPKIT_ARITH_H
 
-#include "fpkit-impl.h"
+#include "round-impl.h"
 
 __extension__ typedef unsigned __int128 fpki_u128;
 
@@ -42,6 +42,53 @@ static inline fpk_bits fpki_round_pack128(const fpk_format *f, bool sign, int64_
 {
     return fpki_round_pack(f, sign, exp, (uint64_t)(sig >> 64), (uint64_t)sig, c);
 }
+
+/* fpki_round_pack128 inlined, for the bodies that FPKI_INSTANCES instantiates. */
+static inline __attribute__((always_inline)) fpk_bits
+fpki_round_pack128_body(const fpk_format *f, bool sign, int64_t exp, fpki_u128 sig, fpk_ctx *c)
+{
+    return fpki_round_pack_body(f, sign, exp, (uint64_t)(sig >> 64), (uint64_t)sig, c);
+}
+
+/* Instances of an operation: BODY, an always_inline function whose first
+ * parameter is the descriptor, followed by PARAMS (parenthesised, as is
+ * ARGS, their names), becomes NAME_generic for any descriptor and NAME_fp16,
+ * NAME_bf16, NAME_fp32, NAME_e4m3 and NAME_e5m2, each with a constant copy
+ * of that built-in descriptor for the compiler to fold; FPKI_DISPATCH picks
+ * one by the descriptor's identity.  They are kept out of line so that each
+ * has its own registers. */
+#define FPKI_UNPAREN(...) __VA_ARGS__
+#define FPKI_INSTANCE(name, body, id, init, params, args)                     \
+    static __attribute__((noinline)) fpk_bits name##_##id(FPKI_UNPAREN params) \
+    {                                                                         \
+        static const fpk_format k = init;                                     \
+        return body(&k, FPKI_UNPAREN args);                                   \
+    }
+#define FPKI_INSTANCES(name, body, params, args)                              \
+    static __attribute__((noinline)) fpk_bits name##_generic(                 \
+        const fpk_format *f, FPKI_UNPAREN params)                             \
+    {                                                                         \
+        return body(f, FPKI_UNPAREN args);                                    \
+    }                                                                         \
+    FPKI_INSTANCE(name, body, fp16, FPKI_FORMAT_FP16, params, args)           \
+    FPKI_INSTANCE(name, body, bf16, FPKI_FORMAT_BF16, params, args)           \
+    FPKI_INSTANCE(name, body, fp32, FPKI_FORMAT_FP32, params, args)           \
+    FPKI_INSTANCE(name, body, e4m3, FPKI_FORMAT_E4M3, params, args)           \
+    FPKI_INSTANCE(name, body, e5m2, FPKI_FORMAT_E5M2, params, args)
+#define FPKI_DISPATCH(name, f, args)                                          \
+    do {                                                                      \
+        if ((f) == &fpk_fp16)                                                 \
+            return name##_fp16 args;                                          \
+        if ((f) == &fpk_bf16)                                                 \
+            return name##_bf16 args;                                          \
+        if ((f) == &fpk_fp32)                                                 \
+            return name##_fp32 args;                                          \
+        if ((f) == &fpk_e4m3)                                                 \
+            return name##_e4m3 args;                                          \
+        if ((f) == &fpk_e5m2)                                                 \
+            return name##_e5m2 args;                                          \
+        return name##_generic(f, FPKI_UNPAREN args);                          \
+    } while (0)
 
 /* An exact zero sum x + y (IEEE 754-2019 §6.3): zeros of one sign keep it;
  * otherwise +0, or -0 under RDN.  SR, which is no rounding-direction

@@ -4,6 +4,41 @@
 
 #include "fpkit.h"
 
+#define FPKI_MASK(n) (((fpk_bits)1 << (n)) - 1)
+#define FPKI_EXP_MASK(e, m) (FPKI_MASK(e) << (m))
+/* Every encoding at or above the NaN rule's first non-finite one is special:
+ * IEEE reserves the all-ones exponent, FN only its all-ones mantissa. */
+#define FPKI_MAX_FINITE(e, m, sp) \
+    (((sp) == FPK_SPECIAL_IEEE ? FPKI_EXP_MASK(e, m) : (FPKI_EXP_MASK(e, m) | FPKI_MASK(m))) - 1)
+
+/* A descriptor with every derived field, as a constant initialiser. */
+#define FPKI_FORMAT(nm, al, e, m, b, sp)                                      \
+    {                                                                         \
+        .name = (nm), .aliases = (al), .exp_bits = (e), .man_bits = (m),      \
+        .bias = (b), .special = (sp), .width = 1 + (e) + (m),                 \
+        .emin = 1 - (b),                                                      \
+        .emax = (int)(FPKI_MAX_FINITE(e, m, sp) >> (m)) - (b),                \
+        .sign_mask = (fpk_bits)1 << ((e) + (m)),                              \
+        .exp_mask = FPKI_EXP_MASK(e, m), .man_mask = FPKI_MASK(m),            \
+        .max_finite = FPKI_MAX_FINITE(e, m, sp),                              \
+        .inf = (sp) == FPK_SPECIAL_IEEE ? FPKI_EXP_MASK(e, m) : 0,            \
+        .nan = (sp) == FPK_SPECIAL_IEEE                                       \
+                   ? FPKI_EXP_MASK(e, m) | ((fpk_bits)1 << ((m) > 0 ? (m) - 1 : 0))         \
+                   : FPKI_EXP_MASK(e, m) | FPKI_MASK(m),                      \
+    }
+
+/* The built-in formats' initialisers, the one list of their parameters:
+ * format.c defines the public descriptors with them, and a source that
+ * specialises an operation for a format defines a copy whose fields the
+ * compiler can fold. */
+#define FPKI_FORMAT_FP64 FPKI_FORMAT("fp64", "binary64,double,float64,f64", 11, 52, 1023, FPK_SPECIAL_IEEE)
+#define FPKI_FORMAT_FP32 FPKI_FORMAT("fp32", "binary32,single,float,float32,f32", 8, 23, 127, FPK_SPECIAL_IEEE)
+#define FPKI_FORMAT_TF32 FPKI_FORMAT("tf32", "tensorfloat32,tensorfloat-32", 8, 10, 127, FPK_SPECIAL_IEEE)
+#define FPKI_FORMAT_FP16 FPKI_FORMAT("fp16", "binary16,half,float16,f16", 5, 10, 15, FPK_SPECIAL_IEEE)
+#define FPKI_FORMAT_BF16 FPKI_FORMAT("bf16", "bfloat16,bfloat,brainfloat16", 8, 7, 127, FPK_SPECIAL_IEEE)
+#define FPKI_FORMAT_E4M3 FPKI_FORMAT("e4m3", "e4m3fn,fp8e4m3,fp8_e4m3,fp8e4m3fn,float8_e4m3fn,f8e4m3fn,f8e4m3", 4, 3, 7, FPK_SPECIAL_FN)
+#define FPKI_FORMAT_E5M2 FPKI_FORMAT("e5m2", "fp8e5m2,fp8_e5m2,float8_e5m2,f8e5m2", 5, 2, 15, FPK_SPECIAL_IEEE)
+
 /* Number of leading zero bits; 64 for 0. */
 static inline int fpki_clz64(uint64_t x)
 {
@@ -24,6 +59,8 @@ typedef struct fpki_unpacked {
 static inline fpk_class fpki_classify(const fpk_format *f, fpk_bits a)
 {
     fpk_bits mag = a & (f->exp_mask | f->man_mask);
+    if ((a & f->exp_mask) && mag <= f->max_finite)
+        return FPK_CLASS_NORMAL;
     if (mag > f->max_finite) {
         if (mag == f->inf)
             return FPK_CLASS_INF;
@@ -32,9 +69,7 @@ static inline fpk_class fpki_classify(const fpk_format *f, fpk_bits a)
         bool quiet = f->special != FPK_SPECIAL_IEEE || (a >> (f->man_bits - 1) & 1);
         return quiet ? FPK_CLASS_QNAN : FPK_CLASS_SNAN;
     }
-    if (mag == 0)
-        return FPK_CLASS_ZERO;
-    return (a & f->exp_mask) ? FPK_CLASS_NORMAL : FPK_CLASS_SUBNORMAL;
+    return mag == 0 ? FPK_CLASS_ZERO : FPK_CLASS_SUBNORMAL;
 }
 
 /* Decodes A; with ctx->daz a subnormal reads as a zero of the same sign. */

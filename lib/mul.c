@@ -1,7 +1,9 @@
 /* Multiplication (IEEE 754-2019 §5.4.1), rounded once. */
 #include "arith.h"
 
-fpk_bits fpk_mul(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
+/* A * B. */
+static inline __attribute__((always_inline)) fpk_bits
+mul_body(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
 {
     fpki_unpacked x = fpki_unpack(f, a, c);
     fpki_unpacked y = fpki_unpack(f, b, c);
@@ -16,6 +18,13 @@ fpk_bits fpk_mul(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
     if (x.sig == 0 || y.sig == 0)
         return fpki_zero(f, sign);
     /* Two significands of at most 53 bits: the product is exact in 106. */
-    return fpki_round_pack128(f, sign, (int64_t)x.exp + y.exp,
-                              (fpki_u128)x.sig * y.sig, c);
+    return fpki_round_pack128_body(f, sign, (int64_t)x.exp + y.exp,
+                                   (fpki_u128)x.sig * y.sig, c);
+}
+
+FPKI_INSTANCES(mul, mul_body, (fpk_bits a, fpk_bits b, fpk_ctx *c), (a, b, c))
+
+fpk_bits fpk_mul(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
+{
+    FPKI_DISPATCH(mul, f, (a, b, c));
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fpkit.h"
+#include "fpkit-impl.h"
 #include "ref.h"
 #include "testutil.h"
 
@@ -297,6 +297,43 @@ START_TEST(next_up_and_down)
 }
 END_TEST
 
+/* The library's operations specialised for a built-in format fold a copy
+ * of its descriptor made from the initialiser in fpkit-impl.h: every field
+ * of such a copy must equal the public descriptor's. */
+START_TEST(specialised_copies_match)
+{
+    static const struct {
+        const fpk_format *pub;
+        fpk_format copy;
+    } pairs[] = {
+        {&fpk_fp64, FPKI_FORMAT_FP64}, {&fpk_fp32, FPKI_FORMAT_FP32},
+        {&fpk_tf32, FPKI_FORMAT_TF32}, {&fpk_fp16, FPKI_FORMAT_FP16},
+        {&fpk_bf16, FPKI_FORMAT_BF16}, {&fpk_e4m3, FPKI_FORMAT_E4M3},
+        {&fpk_e5m2, FPKI_FORMAT_E5M2},
+    };
+    size_t n = sizeof pairs / sizeof pairs[0];
+    for (size_t i = 0; i < n; i++) {
+        const fpk_format *p = pairs[i].pub, *k = &pairs[i].copy;
+        ck_assert_str_eq(k->name, p->name);
+        ck_assert_str_eq(k->aliases, p->aliases);
+        ck_assert_int_eq(k->exp_bits, p->exp_bits);
+        ck_assert_int_eq(k->man_bits, p->man_bits);
+        ck_assert_int_eq(k->bias, p->bias);
+        ck_assert_int_eq(k->special, p->special);
+        ck_assert_int_eq(k->width, p->width);
+        ck_assert_int_eq(k->emin, p->emin);
+        ck_assert_int_eq(k->emax, p->emax);
+        ck_assert_uint_eq(k->sign_mask, p->sign_mask);
+        ck_assert_uint_eq(k->exp_mask, p->exp_mask);
+        ck_assert_uint_eq(k->man_mask, p->man_mask);
+        ck_assert_uint_eq(k->max_finite, p->max_finite);
+        ck_assert_uint_eq(k->inf, p->inf);
+        ck_assert_uint_eq(k->nan, p->nan);
+    }
+    printf("check_format: %zu specialised descriptor copies match the public ones\n", n);
+}
+END_TEST
+
 START_TEST(ctx_default)
 {
     fpk_ctx c = fpk_ctx_default();
@@ -320,6 +357,7 @@ int main(void)
     tcase_add_test(t, lookup_rejects);
     tcase_add_loop_test(t, classify_and_to_double, 0, NSMALL);
     tcase_add_loop_test(t, next_up_and_down, 0, NSMALL);
+    tcase_add_test(t, specialised_copies_match);
     tcase_add_test(t, ctx_default);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
