@@ -1,5 +1,6 @@
 /* Helpers shared by the fpkit tools. */
 #define _GNU_SOURCE /* vasprintf */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,4 +113,132 @@ char *cli_strf(const char *fmt, ...)
     if (n < 0)
         cli_die(CLI_EXIT_FAILURE, "out of memory");
     return s;
+}
+
+void *cli_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        cli_die(CLI_EXIT_FAILURE, "out of memory");
+    return p;
+}
+
+long long cli_parse_int(const char *opt, const char *s, long long min, long long max)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v < min || v > max)
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %lld to %lld", opt, s,
+                min, max);
+    return v;
+}
+
+void cli_parse_size(const char *opt, const char *s, int *width, int *height)
+{
+    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
+    if (!x)
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not WIDTHxHEIGHT", opt, s);
+    *x = '\0';
+    *width = (int)cli_parse_int(opt, copy, 64, 10000);
+    *height = (int)cli_parse_int(opt, x + 1, 64, 10000);
+    free(copy);
+}
+
+void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compiled)
+{
+    if (compiled && *compiled)
+        regfree(out);
+    int rc = regcomp(out, re, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char why[256];
+        regerror(rc, out, why, sizeof why);
+        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not a regular expression: %s", opt, re, why);
+    }
+    if (compiled)
+        *compiled = true;
+}
+
+int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
+{
+    char *copy = cli_strf("%s", list), *save = NULL;
+    int n = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const fpk_format *f = cli_format(t);
+        for (int j = 0; j < n; j++)
+            if (formats[j] == f)
+                cli_die(CLI_EXIT_USAGE, "option %s: %s is named twice", opt, f->name);
+        if (n == max)
+            cli_die(CLI_EXIT_USAGE, "option %s: at most %d formats", opt, max);
+        formats[n++] = f;
+    }
+    free(copy);
+    if (!n)
+        cli_die(CLI_EXIT_USAGE, "option %s: no format named in \"%s\"", opt, list);
+    return n;
+}
+
+void cli_parse_shape(const char *opt, const char *s, fpk_raw_spec *raw)
+{
+    raw->ndim = 0;
+    for (const char *t = s;;) {
+        size_t n = strcspn(t, ",");
+        char *dim = cli_strf("%.*s", (int)n, t), *end;
+        errno = 0;
+        unsigned long long v = strtoull(dim, &end, 10);
+        if (!*dim || *end || errno || dim[0] == '-' || dim[0] == '+' || dim[0] == ' ')
+            cli_die(CLI_EXIT_USAGE,
+                    "option %s: \"%s\" is not a dimension (a count from 0) in \"%s\"", opt, dim,
+                    s);
+        if (raw->ndim == FPK_MAX_DIMS)
+            cli_die(CLI_EXIT_USAGE, "option %s: at most %d dimensions", opt, FPK_MAX_DIMS);
+        raw->shape[raw->ndim++] = v;
+        free(dim);
+        if (!t[n])
+            break;
+        t += n + 1;
+    }
+}
+
+bool cli_is_stdout(const char *path)
+{
+    return path && strcmp(path, "-") == 0;
+}
+
+bool cli_help_version(const char *name, const char *tool, const char *usage, const char *help)
+{
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+        printf("%s\n%s", usage, help);
+    else if (strcmp(name, "--version") == 0)
+        printf("%s (%s)\n", tool, fpk_version());
+    else
+        return false;
+    return true;
+}
+
+static int add_file(const char *file, void *arg)
+{
+    cli_files *fs = arg;
+    if (fs->n == fs->cap) {
+        fs->cap = fs->cap ? 2 * fs->cap : 16;
+        if (!(fs->v = realloc(fs->v, fs->cap * sizeof *fs->v)))
+            cli_die(CLI_EXIT_FAILURE, "out of memory");
+    }
+    fs->v[fs->n++] = cli_strf("%s", file);
+    return 0;
+}
+
+void cli_walk_files(const char *path, cli_files *fs)
+{
+    fpk_error err;
+    if (fpk_dump_walk(path, add_file, fs, &err) != FPK_OK)
+        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+}
+
+void cli_files_free(cli_files *fs)
+{
+    for (size_t i = 0; i < fs->n; i++)
+        free(fs->v[i]);
+    free(fs->v);
+    *fs = (cli_files){0};
 }

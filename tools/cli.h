@@ -3,7 +3,9 @@
 #ifndef FPKIT_CLI_H
 #define FPKIT_CLI_H
 
+#include <regex.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
 
@@ -31,6 +33,52 @@ const char *cli_round_name(fpk_round mode);
 
 /* A formatted string in new memory (free it); exits if memory runs out. */
 char *cli_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* calloc(N, SIZE) (one byte's worth when N is 0), or an exit with status 1
+ * when memory runs out. */
+void *cli_xcalloc(size_t n, size_t size);
+
+/* The value S of option OPT as a decimal integer in [MIN, MAX], or an exit
+ * with status 2. */
+long long cli_parse_int(const char *opt, const char *s, long long min, long long max);
+
+/* The value S of option OPT as WIDTHxHEIGHT, each from 64 to 10000 (a plot
+ * size in pixels), or an exit with status 2. */
+void cli_parse_size(const char *opt, const char *s, int *width, int *height);
+
+/* The value RE of option OPT compiled into *OUT (extended syntax, no
+ * submatches), or an exit with status 2.  With COMPILED: *OUT is freed
+ * first when *COMPILED, and *COMPILED is set after. */
+void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compiled);
+
+/* The value LIST of option OPT, comma-separated format names, into
+ * FORMATS[0 .. count-1]; returns the count, from 1 to MAX.  Exits with
+ * status 2 on an unknown or repeated name, more than MAX names, or none. */
+int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
+
+/* The value S of option OPT, comma-separated dimensions (counts from 0,
+ * decimal digits only), as RAW's shape, or an exit with status 2. */
+void cli_parse_shape(const char *opt, const char *s, fpk_raw_spec *raw);
+
+/* Whether PATH names standard output ("-"); NULL does not. */
+bool cli_is_stdout(const char *path);
+
+/* For option NAME "--help" or "-h": writes USAGE, a newline and HELP to
+ * stdout; for "--version": "TOOL (VERSION)".  Returns whether it wrote. */
+bool cli_help_version(const char *name, const char *tool, const char *usage, const char *help);
+
+/* A list of file paths, each in its own memory. */
+typedef struct cli_files {
+    char **v;
+    size_t n, cap;
+} cli_files;
+
+/* Appends the dump files at PATH (fpk_dump_walk: a file, or the dumps below
+ * a directory) to FS, or exits with status 2 and the walk's message. */
+void cli_walk_files(const char *path, cli_files *fs);
+
+/* Frees FS's paths and list; FS is then empty. */
+void cli_files_free(cli_files *fs);
 
 /* A walk over a tool's command line: "--name=value", "--name value",
  * operands, and "--", after which every word is an operand.  Set argc, argv,

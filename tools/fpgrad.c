@@ -66,16 +66,11 @@ typedef struct job {
     size_t file, tensor;
 } job;
 
-typedef struct files {
-    char **v;
-    size_t n, cap;
-} files;
-
 /* The worker pool of one pass over the tensors. */
 typedef struct pool {
     const opts *o;
     grad_run *run;
-    const files *files;
+    const cli_files *files;
     const job *jobs;
     int pass;             /* 1: the statistics; 2: after the auto scales */
     fpk_stats *total;     /* pass 1: merged into */
@@ -89,44 +84,6 @@ typedef struct pool {
     struct timespec last;
 } pool;
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
-    return p;
-}
-
-/* An integer option value in [MIN, MAX], or an exit with status 2. */
-static long parse_int(const char *opt, const char *s, long min, long max)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < min || v > max)
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %ld to %ld", opt, s, min,
-                max);
-    return v;
-}
-
-static void parse_formats(opts *o, const char *list)
-{
-    char *copy = cli_strf("%s", list), *save = NULL;
-    o->run.nformats = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const fpk_format *f = cli_format(t);
-        for (int j = 0; j < o->run.nformats; j++)
-            if (o->run.formats[j] == f)
-                cli_die(CLI_EXIT_USAGE, "option --formats: %s is named twice", f->name);
-        if (o->run.nformats == FPK_STATS_MAX_FORMATS)
-            cli_die(CLI_EXIT_USAGE, "option --formats: at most %d formats", FPK_STATS_MAX_FORMATS);
-        o->run.formats[o->run.nformats++] = f;
-    }
-    free(copy);
-    if (!o->run.nformats)
-        cli_die(CLI_EXIT_USAGE, "option --formats: no format named in \"%s\"", list);
-}
-
 /* S is "auto", "2^K", or a number read exactly as the nearest double. */
 static void parse_scale(opts *o, const char *s)
 {
@@ -137,7 +94,7 @@ static void parse_scale(opts *o, const char *s)
     }
     o->run.autoscale = false;
     if (s[0] == '2' && s[1] == '^') {
-        o->run.scale = ldexp(1.0, (int)parse_int("--scale 2^K", s + 2, -1074, 1023));
+        o->run.scale = ldexp(1.0, (int)cli_parse_int("--scale 2^K", s + 2, -1074, 1023));
         return;
     }
     fpk_bits bits;
@@ -151,81 +108,18 @@ static void parse_scale(opts *o, const char *s)
     o->run.scale = v;
 }
 
-static void parse_shape(opts *o, const char *s)
-{
-    o->raw.ndim = 0;
-    for (const char *t = s;;) {
-        size_t n = strcspn(t, ",");
-        char *dim = cli_strf("%.*s", (int)n, t), *end;
-        errno = 0;
-        unsigned long long v = strtoull(dim, &end, 10);
-        if (!*dim || *end || errno || dim[0] == '-' || dim[0] == '+' || dim[0] == ' ')
-            cli_die(CLI_EXIT_USAGE,
-                    "option --shape: \"%s\" is not a dimension (a count from 0) in "
-                    "\"%s\"",
-                    dim, s);
-        if (o->raw.ndim == FPK_MAX_DIMS)
-            cli_die(CLI_EXIT_USAGE, "option --shape: at most %d dimensions", FPK_MAX_DIMS);
-        o->raw.shape[o->raw.ndim++] = v;
-        free(dim);
-        if (!t[n])
-            break;
-        t += n + 1;
-    }
-}
-
-static void parse_size(opts *o, const char *s)
-{
-    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
-    if (!x)
-        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
-    *x = '\0';
-    o->plot_opts.width = (int)parse_int("--plot-size", copy, 64, 10000);
-    o->plot_opts.height = (int)parse_int("--plot-size", x + 1, 64, 10000);
-    free(copy);
-}
-
-static void parse_match(opts *o, const char *re)
-{
-    if (o->has_match)
-        regfree(&o->match);
-    int rc = regcomp(&o->match, re, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, &o->match, why, sizeof why);
-        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s", re, why);
-    }
-    o->has_match = true;
-}
-
-static void add_file(files *fs, const char *path)
-{
-    if (fs->n == fs->cap) {
-        fs->cap = fs->cap ? 2 * fs->cap : 16;
-        if (!(fs->v = realloc(fs->v, fs->cap * sizeof *fs->v)))
-            cli_die(CLI_EXIT_FAILURE, "out of memory");
-    }
-    fs->v[fs->n++] = cli_strf("%s", path);
-}
-
-static int visit(const char *file, void *arg)
-{
-    add_file(arg, file);
-    return 0;
-}
-
 static int open_dump(const opts *o, const char *path, fpk_dump **d, fpk_error *err)
 {
     return fpk_dump_open(path, o->has_raw ? &o->raw : NULL, d, err);
 }
 
 /* Reads every header, keeping the tensors that match as rows. */
-static job *list_tensors(opts *o, const files *fs, uint64_t *elements)
+static job *list_tensors(opts *o, const cli_files *fs, uint64_t *elements)
 {
     grad_run *run = &o->run;
     size_t cap = 16, seen = 0;
-    job *jobs = xcalloc(cap, sizeof *jobs);
-    run->rows = xcalloc(cap, sizeof *run->rows);
+    job *jobs = cli_xcalloc(cap, sizeof *jobs);
+    run->rows = cli_xcalloc(cap, sizeof *run->rows);
     run->nrows = run->nfiles = 0;
     *elements = 0;
     for (size_t i = 0; i < fs->n; i++) {
@@ -403,8 +297,8 @@ static bool pass2(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
 static void *worker(void *arg)
 {
     pool *p = arg;
-    double *buf = xcalloc(CHUNK, sizeof *buf);
-    fpk_stats *st = xcalloc(2 + FPK_STATS_MAX_FORMATS, sizeof *st);
+    double *buf = cli_xcalloc(CHUNK, sizeof *buf);
+    fpk_stats *st = cli_xcalloc(2 + FPK_STATS_MAX_FORMATS, sizeof *st);
     fpk_dump *d = NULL;
     size_t open_file = SIZE_MAX;
     for (;;) {
@@ -458,7 +352,7 @@ static void run_pass(pool *p, int pass, uint64_t elements)
     int n = p->o->threads;
     if ((size_t)n > p->run->nrows)
         n = (int)p->run->nrows;
-    pthread_t *tids = xcalloc((size_t)n, sizeof *tids);
+    pthread_t *tids = cli_xcalloc((size_t)n, sizeof *tids);
     int started = 0;
     for (int k = 1; k < n; k++) {
         if (pthread_create(&tids[k], NULL, worker, p) != 0)
@@ -477,12 +371,12 @@ static void run_pass(pool *p, int pass, uint64_t elements)
         cli_die(CLI_EXIT_FAILURE, "%s", p->msg);
 }
 
-static void analyse(opts *o, const files *fs)
+static void analyse(opts *o, const cli_files *fs)
 {
     grad_run *run = &o->run;
     uint64_t elements;
     job *jobs = list_tensors(o, fs, &elements);
-    fpk_stats *total = xcalloc(1, sizeof *total);
+    fpk_stats *total = cli_xcalloc(1, sizeof *total);
     fpk_ctx c = fpk_ctx_default();
     c.round = run->round;
     fpk_stats_init(total, run->formats, run->nformats, run->scale, &c);
@@ -501,11 +395,6 @@ static void analyse(opts *o, const files *fs)
     pthread_mutex_destroy(&p.lock);
     free(total);
     free(jobs);
-}
-
-static bool is_stdout(const char *path)
-{
-    return path && strcmp(path, "-") == 0;
 }
 
 static void write_outputs(const opts *o)
@@ -538,7 +427,7 @@ static void write_outputs(const opts *o)
     }
     if (o->report)
         grad_report(run, o->report, &o->plot_opts);
-    if (!o->quiet && !is_stdout(o->json) && !is_stdout(o->csv)) {
+    if (!o->quiet && !cli_is_stdout(o->json) && !cli_is_stdout(o->csv)) {
         grad_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
@@ -546,12 +435,12 @@ static void write_outputs(const opts *o)
 }
 
 /* Dies if an output file is one of the inputs: they are never replaced. */
-static void refuse_overwriting_inputs(const opts *o, const files *fs)
+static void refuse_overwriting_inputs(const opts *o, const cli_files *fs)
 {
     const char *outs[] = {o->json, o->csv, o->plot};
     for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
         struct stat out, in;
-        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
             continue;
         for (size_t i = 0; i < fs->n; i++)
             if (stat(fs->v[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
@@ -571,8 +460,9 @@ int main(int argc, char **argv)
     opts o = {.threads = 1, .plot_opts = {.width = 1000, .height = 600}};
     o.run.round = FPK_RNE;
     o.run.scale = 1;
-    parse_formats(&o, DEFAULT_FORMATS);
-    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    o.run.nformats =
+        cli_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
+    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
     int npaths = 0;
     bool margin_given = false, shape_given = false, big_endian = false;
     const char *dtype = NULL;
@@ -584,29 +474,25 @@ int main(int argc, char **argv)
             continue;
         }
         const char *name = a.name, *val = a.value;
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            printf("%s\n%s", usage, help);
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--version") == 0) {
-            printf("fpgrad (%s)\n", fpk_version());
+        if (cli_help_version(name, "fpgrad", usage, help)) {
             free(paths);
             return 0;
         } else if (strcmp(name, "--formats") == 0) {
-            parse_formats(&o, val);
+            o.run.nformats =
+                cli_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
         } else if (strcmp(name, "--scale") == 0) {
             parse_scale(&o, val);
         } else if (strcmp(name, "--margin") == 0) {
-            o.run.margin = (int)parse_int(name, val, 0, 64);
+            o.run.margin = (int)cli_parse_int(name, val, 0, 64);
             margin_given = true;
         } else if (strcmp(name, "--round") == 0) {
             o.run.round = cli_round(val);
         } else if (strcmp(name, "--match") == 0) {
-            parse_match(&o, val);
+            cli_parse_regex(name, val, &o.match, &o.has_match);
         } else if (strcmp(name, "--dtype") == 0) {
             dtype = val;
         } else if (strcmp(name, "--shape") == 0) {
-            parse_shape(&o, val);
+            cli_parse_shape(name, val, &o.raw);
             shape_given = true;
         } else if (strcmp(name, "--big-endian") == 0) {
             big_endian = true;
@@ -619,13 +505,13 @@ int main(int argc, char **argv)
                 cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
-            parse_size(&o, val);
+            cli_parse_size(name, val, &o.plot_opts.width, &o.plot_opts.height);
         } else if (strcmp(name, "--logy") == 0) {
             o.plot_opts.logy = true;
         } else if (strcmp(name, "--report") == 0) {
             o.report = val;
         } else if (strcmp(name, "--threads") == 0) {
-            o.threads = (int)parse_int(name, val, 1, 1024);
+            o.threads = (int)cli_parse_int(name, val, 1, 1024);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
@@ -652,22 +538,20 @@ int main(int argc, char **argv)
         o.has_raw = true;
         o.raw.big_endian = big_endian;
     }
-    if (is_stdout(o.json) && is_stdout(o.csv))
+    if (cli_is_stdout(o.json) && cli_is_stdout(o.csv))
         cli_die(CLI_EXIT_USAGE, "--json - and --csv - cannot both write to standard output");
     if (o.plot)
         gp_check(o.plot, "hist.gp");
     else if (o.report && gp_program())
         free(gp_script("hist.gp"));
 
-    files fs = {0};
+    cli_files fs = {0};
     for (int i = 0; i < npaths; i++) {
         struct stat st;
         if (o.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
             cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
                     paths[i]);
-        fpk_error err;
-        if (fpk_dump_walk(paths[i], visit, &fs, &err) != FPK_OK)
-            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        cli_walk_files(paths[i], &fs);
     }
     refuse_overwriting_inputs(&o, &fs);
     analyse(&o, &fs);
@@ -677,9 +561,7 @@ int main(int argc, char **argv)
         grad_row_free(&o.run.rows[i]);
     grad_row_free(&o.run.total);
     free(o.run.rows);
-    for (size_t i = 0; i < fs.n; i++)
-        free(fs.v[i]);
-    free(fs.v);
+    cli_files_free(&fs);
     free(paths);
     if (o.has_match)
         regfree(&o.match);

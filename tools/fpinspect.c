@@ -657,10 +657,8 @@ int main(int argc, char **argv)
     opts o = {.fmt = &fpk_fp32, .ctx = fpk_ctx_default()};
     const char *info_fmt = NULL, *table_fmt = NULL;
     bool list_formats = false;
-    const char **values = calloc((size_t)argc, sizeof *values);
+    const char **values = cli_xcalloc((size_t)argc, sizeof *values);
     int nvalues = 0;
-    if (!values)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
 
     static const char *const with_value[] = {"--fmt", "--round", "--to", "--info", "--table", NULL};
     cli_args a = {.argc = argc,
@@ -674,12 +672,7 @@ int main(int argc, char **argv)
             continue;
         }
         const char *name = a.name, *val = a.value;
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            printf("%s\n%s", usage, help);
-            free(values);
-            return 0;
-        } else if (strcmp(name, "--version") == 0) {
-            printf("fpinspect (%s)\n", fpk_version());
+        if (cli_help_version(name, "fpinspect", usage, help)) {
             free(values);
             return 0;
         } else if (strcmp(name, "--fmt") == 0) {

@@ -62,23 +62,10 @@ typedef struct opts {
     bool quiet;
 } opts;
 
-typedef struct files {
-    char **v;
-    size_t n, cap;
-} files;
-
 /* A tensor to read: file FILE, tensor TENSOR of it. */
 typedef struct where {
     size_t file, tensor;
 } where;
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
-    return p;
-}
 
 static void *xrealloc(void *p, size_t n, size_t size)
 {
@@ -100,37 +87,6 @@ bool fr_fp32_holds(const fpk_format *f)
            f->emax <= fpk_fp32.emax;
 }
 
-/* An integer option value in [MIN, MAX], or an exit with status 2. */
-static long long parse_int(const char *opt, const char *s, long long min, long long max)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v < min || v > max)
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %lld to %lld", opt, s,
-                min, max);
-    return v;
-}
-
-static void parse_formats(opts *o, const char *list)
-{
-    char *copy = cli_strf("%s", list), *save = NULL;
-    fr_run *run = &o->run;
-    run->nformats = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const fpk_format *f = cli_format(t);
-        for (int j = 0; j < run->nformats; j++)
-            if (run->formats[j] == f)
-                cli_die(CLI_EXIT_USAGE, "option --formats: %s is named twice", f->name);
-        if (run->nformats == FPK_STATS_MAX_FORMATS)
-            cli_die(CLI_EXIT_USAGE, "option --formats: at most %d formats", FPK_STATS_MAX_FORMATS);
-        run->formats[run->nformats++] = f;
-    }
-    free(copy);
-    if (!run->nformats)
-        cli_die(CLI_EXIT_USAGE, "option --formats: no format named in \"%s\"", list);
-}
-
 static void parse_rounds(opts *o, const char *list)
 {
     char *copy = cli_strf("%s", list), *save = NULL;
@@ -146,62 +102,6 @@ static void parse_rounds(opts *o, const char *list)
     free(copy);
     if (!run->nmodes)
         cli_die(CLI_EXIT_USAGE, "option --round: no mode named in \"%s\"", list);
-}
-
-static void parse_shape(opts *o, const char *s)
-{
-    o->raw.ndim = 0;
-    for (const char *t = s;;) {
-        size_t n = strcspn(t, ",");
-        char *dim = cli_strf("%.*s", (int)n, t), *end;
-        errno = 0;
-        unsigned long long v = strtoull(dim, &end, 10);
-        if (!*dim || *end || errno || dim[0] == '-' || dim[0] == '+' || dim[0] == ' ')
-            cli_die(CLI_EXIT_USAGE,
-                    "option --shape: \"%s\" is not a dimension (a count from 0) in \"%s\"", dim, s);
-        if (o->raw.ndim == FPK_MAX_DIMS)
-            cli_die(CLI_EXIT_USAGE, "option --shape: at most %d dimensions", FPK_MAX_DIMS);
-        o->raw.shape[o->raw.ndim++] = v;
-        free(dim);
-        if (!t[n])
-            break;
-        t += n + 1;
-    }
-}
-
-static void parse_size(opts *o, const char *s)
-{
-    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
-    if (!x)
-        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
-    *x = '\0';
-    o->width = (int)parse_int("--plot-size", copy, 64, 10000);
-    o->height = (int)parse_int("--plot-size", x + 1, 64, 10000);
-    free(copy);
-}
-
-static void parse_match(opts *o, const char *re)
-{
-    if (o->has_match)
-        regfree(&o->match);
-    int rc = regcomp(&o->match, re, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, &o->match, why, sizeof why);
-        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s", re, why);
-    }
-    o->has_match = true;
-}
-
-static int visit(const char *file, void *arg)
-{
-    files *fs = arg;
-    if (fs->n == fs->cap) {
-        fs->cap = fs->cap ? 2 * fs->cap : 16;
-        fs->v = xrealloc(fs->v, fs->cap, sizeof *fs->v);
-    }
-    fs->v[fs->n++] = cli_strf("%s", file);
-    return 0;
 }
 
 static fpk_dump *open_dump(const opts *o, const char *path)
@@ -226,13 +126,13 @@ static void fill_row(fr_row *r, const fpk_tensor *t, const char *file)
 
 /* The rows: every tensor that matches, or for --dot the k-th tensor named A
  * with the k-th named B, in the order of the paths. */
-static where *list_tensors(opts *o, const files *fs)
+static where *list_tensors(opts *o, const cli_files *fs)
 {
     fr_run *run = &o->run;
     size_t cap = 16, seen = 0, na = 0, nb = 0;
-    where *w = xcalloc(2 * cap, sizeof *w), *wb = xcalloc(cap, sizeof *wb);
-    run->rows = xcalloc(cap, sizeof *run->rows);
-    fr_row *brows = xcalloc(cap, sizeof *brows);
+    where *w = cli_xcalloc(2 * cap, sizeof *w), *wb = cli_xcalloc(cap, sizeof *wb);
+    run->rows = cli_xcalloc(cap, sizeof *run->rows);
+    fr_row *brows = cli_xcalloc(cap, sizeof *brows);
     run->nfiles = 0;
     for (size_t i = 0; i < fs->n; i++) {
         fpk_dump *d = open_dump(o, fs->v[i]);
@@ -277,7 +177,7 @@ static where *list_tensors(opts *o, const files *fs)
             cli_die(CLI_EXIT_USAGE, "--dot: %zu tensors named \"%s\" but %zu named \"%s\"", na,
                     o->dot_a, nb, o->dot_b);
         /* w[2k] is A's and w[2k+1] B's. */
-        where *pairs = xcalloc(2 * na, sizeof *pairs);
+        where *pairs = cli_xcalloc(2 * na, sizeof *pairs);
         for (size_t k = 0; k < na; k++) {
             fr_row *r = &run->rows[k];
             if (r->count != brows[k].count)
@@ -306,11 +206,11 @@ static where *list_tensors(opts *o, const files *fs)
 }
 
 /* Reads all of tensor W into new memory. */
-static double *read_all(const opts *o, const files *fs, where w, uint64_t count)
+static double *read_all(const opts *o, const cli_files *fs, where w, uint64_t count)
 {
     if (count > SIZE_MAX / sizeof(double))
         cli_die(CLI_EXIT_FAILURE, "%s: tensor too large to hold in memory", fs->v[w.file]);
-    double *x = xcalloc((size_t)count, sizeof *x);
+    double *x = cli_xcalloc((size_t)count, sizeof *x);
     fpk_dump *d = open_dump(o, fs->v[w.file]);
     for (uint64_t first = 0; first < count;) {
         size_t n = count - first < CHUNK ? (size_t)(count - first) : CHUNK;
@@ -393,7 +293,7 @@ static void merge_error(fr_err *into, const fr_err *from)
 
 /* FR_ERROR: every element of row I, in chunks, rounded in every format and
  * mode; under SR with the run's seed and the element's index as counter. */
-static void measure_errors(const opts *o, const files *fs, const where *w, size_t i, double *buf)
+static void measure_errors(const opts *o, const cli_files *fs, const where *w, size_t i, double *buf)
 {
     const fr_run *run = &o->run;
     fr_row *r = &run->rows[i];
@@ -534,9 +434,9 @@ static void alloc_acc(fr_acc *a, int n)
 {
     a->applies = true;
     a->n = n;
-    a->sum = xcalloc((size_t)n, sizeof *a->sum);
-    a->err = xcalloc((size_t)n, sizeof *a->err);
-    a->rel = xcalloc((size_t)n, sizeof *a->rel);
+    a->sum = cli_xcalloc((size_t)n, sizeof *a->sum);
+    a->err = cli_xcalloc((size_t)n, sizeof *a->err);
+    a->rel = cli_xcalloc((size_t)n, sizeof *a->rel);
 }
 
 /* The plot's series for format J and mode M of row 0, or NULL. */
@@ -574,11 +474,11 @@ static void accumulate(fr_run *run, size_t i, const double *x, const double *y)
     }
     r->exact_input = mpfr_get_d(exact, MPFR_RNDN);
 
-    fpk_bits *a = xcalloc(n, sizeof *a), *b = dot ? xcalloc(n, sizeof *b) : NULL;
-    fpk_bits *p = xcalloc(n, sizeof *p), *a32 = NULL, *b32 = NULL;
+    fpk_bits *a = cli_xcalloc(n, sizeof *a), *b = dot ? cli_xcalloc(n, sizeof *b) : NULL;
+    fpk_bits *p = cli_xcalloc(n, sizeof *p), *a32 = NULL, *b32 = NULL;
     if (dot) {
-        a32 = xcalloc(n, sizeof *a32);
-        b32 = xcalloc(n, sizeof *b32);
+        a32 = cli_xcalloc(n, sizeof *a32);
+        b32 = cli_xcalloc(n, sizeof *b32);
     }
     for (int j = 0; j < run->nformats; j++) {
         const fpk_format *f = run->formats[j];
@@ -664,8 +564,8 @@ static void plan_plot(fr_run *run, const double *x, const double *y)
 {
     uint64_t n = run->rows[0].count, every = n / PLOT_POINTS + 1;
     run->npoints = (size_t)(n / every + (n % every != 0) + 1);
-    run->steps = xcalloc(run->npoints, sizeof *run->steps);
-    run->exact_running = xcalloc(run->npoints, sizeof *run->exact_running);
+    run->steps = cli_xcalloc(run->npoints, sizeof *run->steps);
+    run->exact_running = cli_xcalloc(run->npoints, sizeof *run->exact_running);
     size_t p = 0;
     for (uint64_t s = 0; s < n; s += every)
         run->steps[p++] = s;
@@ -691,21 +591,21 @@ static void plan_plot(fr_run *run, const double *x, const double *y)
     }
     mpfr_clears(acc, prod, (mpfr_ptr)0);
     run->nseries = run->nformats * run->nmodes;
-    run->series = xcalloc((size_t)run->nseries, sizeof *run->series);
+    run->series = cli_xcalloc((size_t)run->nseries, sizeof *run->series);
     for (int j = 0; j < run->nformats; j++)
         for (int m = 0; m < run->nmodes; m++) {
             fr_series *s = &run->series[j * run->nmodes + m];
             s->title = cli_strf("%s %s", run->formats[j]->name, fpk_round_name(run->modes[m]));
-            s->y = xcalloc(run->npoints, sizeof *s->y);
+            s->y = cli_xcalloc(run->npoints, sizeof *s->y);
         }
 }
 
-static void analyse(opts *o, const files *fs)
+static void analyse(opts *o, const cli_files *fs)
 {
     fr_run *run = &o->run;
     where *w = list_tensors(o, fs);
     fr_row *t = &run->total;
-    double *buf = run->kind == FR_ERROR ? xcalloc(CHUNK, sizeof *buf) : NULL;
+    double *buf = run->kind == FR_ERROR ? cli_xcalloc(CHUNK, sizeof *buf) : NULL;
     for (size_t i = 0; i < run->nrows; i++) {
         fr_row *r = &run->rows[i];
         if (run->kind == FR_ERROR) {
@@ -734,18 +634,13 @@ static void analyse(opts *o, const files *fs)
     free(w);
 }
 
-static bool is_stdout(const char *path)
-{
-    return path && strcmp(path, "-") == 0;
-}
-
 /* Dies if an output file is one of the inputs: they are never replaced. */
-static void refuse_overwriting_inputs(const opts *o, const files *fs)
+static void refuse_overwriting_inputs(const opts *o, const cli_files *fs)
 {
     const char *outs[] = {o->json, o->plot};
     for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
         struct stat out, in;
-        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
             continue;
         for (size_t i = 0; i < fs->n; i++)
             if (stat(fs->v[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
@@ -770,7 +665,7 @@ static void write_outputs(const opts *o)
     }
     if (o->plot)
         fr_plot(run, o->plot, o->width, o->height);
-    if (!o->quiet && !is_stdout(o->json)) {
+    if (!o->quiet && !cli_is_stdout(o->json)) {
         fr_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
@@ -810,9 +705,10 @@ int main(int argc, char **argv)
     fr_run *run = &o.run;
     run->kind = FR_ERROR;
     run->seeds = 16;
-    parse_formats(&o, DEFAULT_FORMATS);
+    o.run.nformats =
+        cli_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
     parse_rounds(&o, "rne");
-    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
     int npaths = 0;
     bool shape_given = false, big_endian = false, seeds_given = false, sum = false;
     const char *dtype = NULL;
@@ -824,23 +720,19 @@ int main(int argc, char **argv)
             continue;
         }
         const char *name = a.name, *val = a.value;
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            printf("%s\n%s", usage, help);
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--version") == 0) {
-            printf("fpround (%s)\n", fpk_version());
+        if (cli_help_version(name, "fpround", usage, help)) {
             free(paths);
             return 0;
         } else if (strcmp(name, "--formats") == 0) {
-            parse_formats(&o, val);
+            o.run.nformats =
+                cli_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
         } else if (strcmp(name, "--round") == 0) {
             parse_rounds(&o, val);
             o.round_given = true;
         } else if (strcmp(name, "--seed") == 0) {
-            run->seed = (uint64_t)parse_int(name, val, 0, INT64_MAX);
+            run->seed = (uint64_t)cli_parse_int(name, val, 0, INT64_MAX);
         } else if (strcmp(name, "--seeds") == 0) {
-            run->seeds = (int)parse_int(name, val, 1, 100000);
+            run->seeds = (int)cli_parse_int(name, val, 1, 100000);
             seeds_given = true;
         } else if (strcmp(name, "--sum") == 0) {
             sum = true;
@@ -850,11 +742,11 @@ int main(int argc, char **argv)
             o.dot_a = argv[++a.i];
             o.dot_b = argv[++a.i];
         } else if (strcmp(name, "--match") == 0) {
-            parse_match(&o, val);
+            cli_parse_regex(name, val, &o.match, &o.has_match);
         } else if (strcmp(name, "--dtype") == 0) {
             dtype = val;
         } else if (strcmp(name, "--shape") == 0) {
-            parse_shape(&o, val);
+            cli_parse_shape(name, val, &o.raw);
             shape_given = true;
         } else if (strcmp(name, "--big-endian") == 0) {
             big_endian = true;
@@ -865,7 +757,7 @@ int main(int argc, char **argv)
                 cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
-            parse_size(&o, val);
+            cli_parse_size(name, val, &o.width, &o.height);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
@@ -899,24 +791,20 @@ int main(int argc, char **argv)
     if (o.plot)
         gp_check(o.plot, "fpround.gp");
 
-    files fs = {0};
+    cli_files fs = {0};
     for (int i = 0; i < npaths; i++) {
         struct stat st;
         if (o.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
             cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
                     paths[i]);
-        fpk_error err;
-        if (fpk_dump_walk(paths[i], visit, &fs, &err) != FPK_OK)
-            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        cli_walk_files(paths[i], &fs);
     }
     refuse_overwriting_inputs(&o, &fs);
     analyse(&o, &fs);
     write_outputs(&o);
 
     free_run(run);
-    for (size_t i = 0; i < fs.n; i++)
-        free(fs.v[i]);
-    free(fs.v);
+    cli_files_free(&fs);
     free(paths);
     if (o.has_match)
         regfree(&o.match);

@@ -57,38 +57,13 @@ typedef struct opts {
     bool quiet;
 } opts;
 
-typedef struct file_list {
-    char **v;
-    size_t n, cap;
-} file_list;
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
-    return p;
-}
-
-/* An integer option value in [MIN, MAX], or an exit with status 2. */
-static long long parse_int(const char *opt, const char *s, long long min, long long max)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v < min || v > max)
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %lld to %lld", opt, s,
-                min, max);
-    return v;
-}
-
 /* S as a double: "2^K" or a number read exactly as the nearest double;
  * finite and positive, or an exit with status 2. */
 static double parse_number(const char *opt, const char *s)
 {
     fpk_bits bits;
     if (s[0] == '2' && s[1] == '^') {
-        int k = (int)parse_int(opt, s + 2, -1074, 1023);
+        int k = (int)cli_parse_int(opt, s + 2, -1074, 1023);
         return fpk_to_double(&fpk_fp64,
                              k >= -1022 ? (fpk_bits)(k + 1023) << 52 : (fpk_bits)1 << (k + 1074));
     }
@@ -99,29 +74,6 @@ static double parse_number(const char *opt, const char *s)
     if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
         cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not a finite positive number", opt, s);
     return fpk_to_double(&fpk_fp64, bits);
-}
-
-static void parse_size(opts *o, const char *s)
-{
-    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
-    if (!x)
-        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
-    *x = '\0';
-    o->width = (int)parse_int("--plot-size", copy, 64, 10000);
-    o->height = (int)parse_int("--plot-size", x + 1, 64, 10000);
-    free(copy);
-}
-
-static int visit(const char *file, void *arg)
-{
-    file_list *fs = arg;
-    if (fs->n == fs->cap) {
-        fs->cap = fs->cap ? 2 * fs->cap : 16;
-        if (!(fs->v = realloc(fs->v, fs->cap * sizeof *fs->v)))
-            cli_die(CLI_EXIT_FAILURE, "out of memory");
-    }
-    fs->v[fs->n++] = cli_strf("%s", file);
-    return 0;
 }
 
 /* A step number: decimal digits only (leading zeros allowed), within
@@ -202,10 +154,10 @@ static int by_step(const void *a, const void *b)
 }
 
 /* Reads every header: the steps, in order. */
-static void list_steps(scale_run *run, const file_list *fs)
+static void list_steps(scale_run *run, const cli_files *fs)
 {
     run->nfiles = fs->n;
-    run->files = xcalloc(fs->n, sizeof *run->files);
+    run->files = cli_xcalloc(fs->n, sizeof *run->files);
     for (size_t i = 0; i < fs->n; i++) {
         scale_file *f = &run->files[i];
         f->path = fs->v[i];
@@ -316,9 +268,9 @@ static fpk_bits f32_times(fpk_bits s, double g)
 static void replay_loss(opts *o)
 {
     scale_run *run = &o->run;
-    run->loss = xcalloc(run->nfiles, sizeof *run->loss);
-    double *buf = xcalloc(CHUNK, sizeof *buf);
-    fpk_stats *s = xcalloc(1, sizeof *s);
+    run->loss = cli_xcalloc(run->nfiles, sizeof *run->loss);
+    double *buf = cli_xcalloc(CHUNK, sizeof *buf);
+    fpk_stats *s = cli_xcalloc(1, sizeof *s);
     fpk_bits scale = run->init_scale;
     int64_t tracker = 0;
     for (size_t i = 0; i < run->nfiles; i++) {
@@ -385,7 +337,7 @@ static history *history_of(history **hs, size_t *n, size_t *cap, const char *nam
     }
     history *x = &(*hs)[(*n)++];
     x->name = cli_strf("%s", name);
-    x->amax = xcalloc((size_t)h, sizeof *x->amax);
+    x->amax = cli_xcalloc((size_t)h, sizeof *x->amax);
     x->n = x->next = 0;
     x->scale = scale_f32_int(1);
     return x;
@@ -422,16 +374,16 @@ static void fp8_scale(const scale_run *run, history *h, fp8_entry *e)
 static void replay_fp8(opts *o)
 {
     scale_run *run = &o->run;
-    run->fp8s = xcalloc(run->nfiles, sizeof *run->fp8s);
-    double *buf = xcalloc(CHUNK, sizeof *buf);
-    fpk_stats *s = xcalloc(1, sizeof *s);
+    run->fp8s = cli_xcalloc(run->nfiles, sizeof *run->fp8s);
+    double *buf = cli_xcalloc(CHUNK, sizeof *buf);
+    fpk_stats *s = cli_xcalloc(1, sizeof *s);
     history *hs = NULL;
     size_t nh = 0, caph = 0;
     for (size_t i = 0; i < run->nfiles; i++) {
         const scale_file *f = &run->files[i];
         fp8_step *st = &run->fp8s[i];
         fpk_dump *d = open_step(f);
-        st->t = xcalloc(fpk_dump_ntensors(d), sizeof *st->t);
+        st->t = cli_xcalloc(fpk_dump_ntensors(d), sizeof *st->t);
         for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
             const fpk_tensor *ten = fpk_dump_tensor(d, t);
             if (!matches(o, ten))
@@ -461,7 +413,7 @@ static void replay_fp8(opts *o)
         fpk_dump_close(d);
     }
     /* The entries point at the names, which the run keeps. */
-    run->names = xcalloc(nh, sizeof *run->names);
+    run->names = cli_xcalloc(nh, sizeof *run->names);
     run->nnames = nh;
     for (size_t i = 0; i < nh; i++) {
         run->names[i] = hs[i].name;
@@ -472,18 +424,13 @@ static void replay_fp8(opts *o)
     free(buf);
 }
 
-static bool is_stdout(const char *path)
-{
-    return path && strcmp(path, "-") == 0;
-}
-
 /* Dies if an output file is one of the inputs: they are never replaced. */
 static void refuse_overwriting_inputs(const opts *o)
 {
     const char *outs[] = {o->json, o->plot};
     for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
         struct stat out, in;
-        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
             continue;
         for (size_t i = 0; i < o->run.nfiles; i++)
             if (stat(o->run.files[i].path, &in) == 0 && in.st_dev == out.st_dev &&
@@ -509,7 +456,7 @@ static void write_outputs(const opts *o)
     }
     if (o->plot)
         scale_plot(&o->run, o->plot, o->width, o->height);
-    if (!o->quiet && !is_stdout(o->json)) {
+    if (!o->quiet && !cli_is_stdout(o->json)) {
         scale_text(&o->run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
@@ -541,7 +488,7 @@ int main(int argc, char **argv)
     run->init_scale = scale_f32_int(65536);
     const fpk_format *fp8_format = &fpk_e4m3;
     bool given[O_N] = {false};
-    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
     int npaths = 0;
 
     cli_args a = {.argc = argc, .argv = argv, .tool = "fpscale", .with_value = with_value};
@@ -554,12 +501,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < O_N; k++)
             if (strcmp(name, mode_opt[k]) == 0)
                 given[k] = true;
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            printf("%s\n%s", usage, help);
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--version") == 0) {
-            printf("fpscale (%s)\n", fpk_version());
+        if (cli_help_version(name, "fpscale", usage, help)) {
             free(paths);
             return 0;
         } else if (strcmp(name, "--format") == 0) {
@@ -581,7 +523,7 @@ int main(int argc, char **argv)
             if (!(run->backoff_factor < 1))
                 cli_die(CLI_EXIT_USAGE, "option --backoff-factor: \"%s\" is not below 1", val);
         } else if (strcmp(name, "--growth-interval") == 0) {
-            run->growth_interval = parse_int(name, val, 1, INT32_MAX);
+            run->growth_interval = cli_parse_int(name, val, 1, INT32_MAX);
         } else if (strcmp(name, "--fp8") == 0) {
             run->fp8 = true;
         } else if (strcmp(name, "--fp8-format") == 0) {
@@ -590,9 +532,9 @@ int main(int argc, char **argv)
                 cli_die(CLI_EXIT_USAGE, "option --fp8-format: %s is not an 8-bit format",
                         fp8_format->name);
         } else if (strcmp(name, "--history") == 0) {
-            run->history = (long)parse_int(name, val, 1, 1000000);
+            run->history = (long)cli_parse_int(name, val, 1, 1000000);
         } else if (strcmp(name, "--margin") == 0) {
-            run->margin = (int)parse_int(name, val, 0, 16);
+            run->margin = (int)cli_parse_int(name, val, 0, 16);
         } else if (strcmp(name, "--match") == 0) {
             run->match = val;
         } else if (strcmp(name, "--grads-scaled") == 0) {
@@ -604,7 +546,7 @@ int main(int argc, char **argv)
                 cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
-            parse_size(&o, val);
+            cli_parse_size(name, val, &o.width, &o.height);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
@@ -625,22 +567,13 @@ int main(int argc, char **argv)
     }
     if (run->fp8)
         run->format = fp8_format;
-    int rc = regcomp(&o.re, run->match, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, &o.re, why, sizeof why);
-        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s",
-                run->match, why);
-    }
+    cli_parse_regex("--match", run->match, &o.re, NULL);
     if (o.plot)
         gp_check(o.plot, "fpscale.gp");
 
-    file_list fs = {0};
-    for (int i = 0; i < npaths; i++) {
-        fpk_error err;
-        if (fpk_dump_walk(paths[i], visit, &fs, &err) != FPK_OK)
-            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
-    }
+    cli_files fs = {0};
+    for (int i = 0; i < npaths; i++)
+        cli_walk_files(paths[i], &fs);
     if (!fs.n)
         cli_die(CLI_EXIT_USAGE, "no dumps found: the paths hold no .npy or safetensors files");
     list_steps(run, &fs);

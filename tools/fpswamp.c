@@ -63,25 +63,6 @@ typedef struct entries {
     size_t n, cap;
 } entries;
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (!p)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
-    return p;
-}
-
-static long parse_int(const char *opt, const char *s, long min, long max)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < min || v > max)
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %ld to %ld", opt, s, min,
-                max);
-    return v;
-}
-
 /* A finite positive number, read exactly as the nearest double. */
 static double parse_positive(const char *opt, const char *s)
 {
@@ -95,24 +76,6 @@ static double parse_positive(const char *opt, const char *s)
     return fpk_to_double(&fpk_fp64, bits);
 }
 
-static void parse_formats(opts *o, const char *list)
-{
-    char *copy = cli_strf("%s", list), *save = NULL;
-    o->run.nformats = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const fpk_format *f = cli_format(t);
-        for (int j = 0; j < o->run.nformats; j++)
-            if (o->run.formats[j] == f)
-                cli_die(CLI_EXIT_USAGE, "option --formats: %s is named twice", f->name);
-        if (o->run.nformats == FPK_STATS_MAX_FORMATS)
-            cli_die(CLI_EXIT_USAGE, "option --formats: at most %d formats", FPK_STATS_MAX_FORMATS);
-        o->run.formats[o->run.nformats++] = f;
-    }
-    free(copy);
-    if (!o->run.nformats)
-        cli_die(CLI_EXIT_USAGE, "option --formats: no format named in \"%s\"", list);
-}
-
 /* LO:HI:N: N learning rates 2^(log2 LO + i (log2 HI - log2 LO) / (N - 1)),
  * i = 0 .. N-1 (exact powers of two when LO and HI are). */
 static void parse_sweep(opts *o, const char *s)
@@ -122,41 +85,17 @@ static void parse_sweep(opts *o, const char *s)
         cli_die(CLI_EXIT_USAGE, "option --lr-sweep: \"%s\" is not LO:HI:N", s);
     *a = *b = '\0';
     double lo = parse_positive("--lr-sweep", copy), hi = parse_positive("--lr-sweep", a + 1);
-    int n = (int)parse_int("--lr-sweep", b + 1, 2, 1000);
+    int n = (int)cli_parse_int("--lr-sweep", b + 1, 2, 1000);
     if (!(lo < hi))
         cli_die(CLI_EXIT_USAGE, "option --lr-sweep: LO must be below HI in \"%s\"", s);
     free(copy);
     sw_run *run = &o->run;
     free(run->sweep_lr);
-    run->sweep_lr = xcalloc((size_t)n, sizeof *run->sweep_lr);
+    run->sweep_lr = cli_xcalloc((size_t)n, sizeof *run->sweep_lr);
     run->sweep_n = n;
     double l0 = log2(lo), l1 = log2(hi);
     for (int i = 0; i < n; i++)
         run->sweep_lr[i] = i == 0 ? lo : i == n - 1 ? hi : exp2(l0 + i * (l1 - l0) / (n - 1));
-}
-
-static void parse_size(opts *o, const char *s)
-{
-    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
-    if (!x)
-        cli_die(CLI_EXIT_USAGE, "option --plot-size: \"%s\" is not WIDTHxHEIGHT", s);
-    *x = '\0';
-    o->width = (int)parse_int("--plot-size", copy, 64, 10000);
-    o->height = (int)parse_int("--plot-size", x + 1, 64, 10000);
-    free(copy);
-}
-
-static void parse_match(opts *o, const char *re)
-{
-    if (o->has_match)
-        regfree(&o->match);
-    int rc = regcomp(&o->match, re, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, &o->match, why, sizeof why);
-        cli_die(CLI_EXIT_USAGE, "option --match: \"%s\" is not a regular expression: %s", re, why);
-    }
-    o->has_match = true;
 }
 
 static bool plot_ext_ok(const char *path)
@@ -327,7 +266,7 @@ static void analyse(opts *o)
 {
     sw_run *run = &o->run;
     sw_calc *x = sw_calc_new(run);
-    double *wb = xcalloc(CHUNK, sizeof *wb), *ub = xcalloc(CHUNK, sizeof *ub);
+    double *wb = cli_xcalloc(CHUNK, sizeof *wb), *ub = cli_xcalloc(CHUNK, sizeof *ub);
     sw_row_alloc(run, &run->total);
     for (size_t i = 0; i < run->nrows; i++) {
         sw_row *r = &run->rows[i];
@@ -365,18 +304,13 @@ static void analyse(opts *o)
     sw_calc_free(x);
 }
 
-static bool is_stdout(const char *path)
-{
-    return path && strcmp(path, "-") == 0;
-}
-
 /* Dies if an output file is one of the inputs: they are never replaced. */
 static void refuse_overwriting_inputs(const opts *o)
 {
     const char *outs[] = {o->json, o->plot};
     for (size_t k = 0; k < 2; k++) {
         struct stat out, in;
-        if (!outs[k] || is_stdout(outs[k]) || stat(outs[k], &out) != 0)
+        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
             continue;
         for (size_t i = 0; i < o->run.nrows; i++)
             for (int s = 0; s < 2; s++)
@@ -404,7 +338,7 @@ static void write_outputs(const opts *o)
     }
     if (o->plot)
         sw_plot(run, o->plot, o->width, o->height);
-    if (!o->quiet && !is_stdout(o->json)) {
+    if (!o->quiet && !cli_is_stdout(o->json)) {
         sw_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
@@ -422,8 +356,9 @@ int main(int argc, char **argv)
     opts o = {.width = 1000, .height = 600};
     o.run.steps = 1;
     o.run.seeds = 8;
-    parse_formats(&o, DEFAULT_FORMATS);
-    const char **paths = xcalloc((size_t)argc, sizeof *paths);
+    o.run.nformats =
+        cli_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
+    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
     int npaths = 0;
     bool has_lr = false, steps_given = false, seeds_given = false;
 
@@ -434,29 +369,25 @@ int main(int argc, char **argv)
             continue;
         }
         const char *name = a.name, *val = a.value;
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            printf("%s\n%s", usage, help);
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--version") == 0) {
-            printf("fpswamp (%s)\n", fpk_version());
+        if (cli_help_version(name, "fpswamp", usage, help)) {
             free(paths);
             return 0;
         } else if (strcmp(name, "--formats") == 0) {
-            parse_formats(&o, val);
+            o.run.nformats =
+                cli_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
         } else if (strcmp(name, "--lr") == 0) {
             o.run.lr = parse_positive(name, val);
             has_lr = true;
         } else if (strcmp(name, "--lr-sweep") == 0) {
             parse_sweep(&o, val);
         } else if (strcmp(name, "--steps") == 0) {
-            o.run.steps = (int)parse_int(name, val, 1, 1000000);
+            o.run.steps = (int)cli_parse_int(name, val, 1, 1000000);
             steps_given = true;
         } else if (strcmp(name, "--seeds") == 0) {
-            o.run.seeds = (int)parse_int(name, val, 1, 100000);
+            o.run.seeds = (int)cli_parse_int(name, val, 1, 100000);
             seeds_given = true;
         } else if (strcmp(name, "--match") == 0) {
-            parse_match(&o, val);
+            cli_parse_regex(name, val, &o.match, &o.has_match);
         } else if (strcmp(name, "--weights") == 0) {
             o.weights = val;
         } else if (strcmp(name, "--updates") == 0) {
@@ -468,7 +399,7 @@ int main(int argc, char **argv)
                 cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
-            parse_size(&o, val);
+            cli_parse_size(name, val, &o.width, &o.height);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
