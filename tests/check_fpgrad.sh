@@ -402,24 +402,8 @@ has help '^usage: fpgrad '
 good version --version
 has version '^fpgrad \(fpkit [0-9]'
 
-# The usage lines of --help are the SYNOPSIS of the man page, but for
-# letter case and spacing.
-if command -v mandoc >/dev/null 2>&1 && [ -s "$manpage" ]; then
-    mandoc -Tascii "$manpage" >"$tmp/man.txt"
-    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
-import re, sys
-man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
-synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
-usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
-a = "".join(synopsis.split()).lower()
-b = "".join(usage.replace("usage:", "", 1).split()).lower()
-if a != b:
-    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
-EOF
-    then ok; else bad "the SYNOPSIS of $manpage and the usage lines differ"; fi
-else
-    skipped "man page SYNOPSIS check (mandoc or $manpage missing)"
-fi
+# The usage lines of --help are the SYNOPSIS of the man page.
+synopsis "$manpage" "$tmp/help.out"
 
 # Every example of the man page runs and exits 0, on a directory laid out
 # as the examples expect (those that plot need gnuplot; pipes are skipped).

@@ -340,28 +340,8 @@ else
     bad "--version: status $(cat "$tmp/version.rc"): $(cat "$tmp/version.out")"
 fi
 
-# The usage lines of --help are the SYNOPSIS of the man page, but for
-# letter case and spacing.
-if [ "$have_python" = yes ] && command -v mandoc >/dev/null 2>&1; then
-    mandoc -Tascii "$manpage" >"$tmp/man.txt"
-    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
-import re, sys
-man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
-synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
-usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
-a = "".join(synopsis.split()).lower()
-b = "".join(usage.replace("usage:", "", 1).split()).lower()
-if a != b:
-    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
-EOF
-    then
-        ok
-    else
-        bad "the SYNOPSIS of $manpage and the usage lines differ"
-    fi
-else
-    echo "SKIP: SYNOPSIS against the usage lines (needs mandoc and python3)"
-fi
+# The usage lines of --help are the SYNOPSIS of the man page.
+synopsis "$manpage" "$tmp/help.out"
 
 # Every example of the man page runs and exits 0.  The first one's output
 # is shown in the page: it must be what the tool prints.

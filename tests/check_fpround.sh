@@ -265,22 +265,7 @@ check raw 'T["formats"] == json.load(open(os.path.join(tmp, "tenth.out")))["tota
     and d["tensors"][0]["shape"] == [3, 4]'
 
 # The usage lines of --help are the SYNOPSIS of the man page.
-if command -v mandoc >/dev/null 2>&1; then
-    mandoc -Tascii "$manpage" >"$tmp/man.txt"
-    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
-import re, sys
-man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
-synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
-usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
-a = "".join(synopsis.split()).lower()
-b = "".join(usage.replace("usage:", "", 1).split()).lower()
-if a != b:
-    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
-EOF
-    then ok; else bad "the SYNOPSIS of $manpage and the usage lines differ"; fi
-else
-    skipped "man page SYNOPSIS check (mandoc missing)"
-fi
+synopsis "$manpage" "$tmp/help.out"
 
 # Every example of the man page runs on the bundled sample from the top of
 # the source tree and exits 0 with nothing on stderr; those that write JSON

@@ -325,24 +325,8 @@ else
     skipped "plots (no gnuplot)"
 fi
 
-# The SYNOPSIS of the man page is the usage of --help, but for case and
-# spacing.
-if command -v mandoc >/dev/null 2>&1 && [ -s "$manpage" ]; then
-    mandoc -Tascii "$manpage" >"$tmp/man.txt"
-    if python3 - "$tmp/man.txt" "$tmp/help.out" <<'EOF'
-import re, sys
-man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
-synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
-usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
-a = "".join(synopsis.split()).lower()
-b = "".join(usage.replace("usage:", "", 1).split()).lower()
-if a != b:
-    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
-EOF
-    then ok; else bad "the SYNOPSIS of $manpage and the usage lines differ"; fi
-else
-    skipped "man page SYNOPSIS check (mandoc or $manpage missing)"
-fi
+# The SYNOPSIS of the man page is the usage of --help.
+synopsis "$manpage" "$tmp/help.out"
 
 # The man page's examples, on the bundled sample (as tests/data/sample in
 # a scratch directory): each .Dl line runs and exits 0; each literal block

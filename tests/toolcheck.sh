@@ -101,6 +101,27 @@ png_size() {
     python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"
 }
 
+# synopsis MANPAGE USAGE: the SYNOPSIS of MANPAGE is the usage lines that
+# --help wrote to the file USAGE, but for letter case and spacing.
+synopsis() {
+    if [ "$have_python" != yes ] || ! command -v mandoc >/dev/null 2>&1 || [ ! -s "$1" ]; then
+        skipped "man page SYNOPSIS check (needs mandoc, python3 and $1)"
+        return
+    fi
+    mandoc -Tascii "$1" >"$tmp/man.txt"
+    if python3 - "$tmp/man.txt" "$2" <<'EOF'
+import re, sys
+man = re.sub(".\b", "", open(sys.argv[1], encoding="utf-8").read())
+synopsis = man.split("SYNOPSIS\n", 1)[1].split("\nDESCRIPTION\n", 1)[0]
+usage = open(sys.argv[2], encoding="utf-8").read().split("\n\n", 1)[0]
+a = "".join(synopsis.split()).lower()
+b = "".join(usage.replace("usage:", "", 1).split()).lower()
+if a != b:
+    sys.exit("SYNOPSIS: %s\nusage:    %s" % (a, b))
+EOF
+    then ok; else bad "the SYNOPSIS of $1 and the usage lines differ"; fi
+}
+
 # summary: the counts; fails if any check failed.
 summary() {
     echo "$tool: $pass passed, $fail failed, $skip skipped"
