@@ -15,9 +15,9 @@ static fpk_bits add_special(const fpk_format *f, fpki_unpacked x, fpki_unpacked 
     return fpki_inf(f, y.sign, c);
 }
 
-/* A + (-1)^NEGATE_B * B. */
-static inline __attribute__((always_inline)) fpk_bits
-add_body(const fpk_format *f, fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c)
+/* A + (-1)^NEGATE_B * B, for any operands and modes, in a 128-bit frame. */
+static __attribute__((noinline)) fpk_bits
+add_any(const fpk_format *f, fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c)
 {
     fpki_unpacked x = fpki_unpack(f, a, c);
     fpki_unpacked y = fpki_unpack(f, b, c);
@@ -61,6 +61,44 @@ add_body(const fpk_format *f, fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c)
         return fpki_zero_sum(f, x.sign, y.sign, c);
     }
     return fpki_round_pack128_body(f, sign, exp, sum, c);
+}
+
+/* A + (-1)^NEGATE_B * B.  Two normal operands under a deterministic mode,
+ * the common case, take a 64-bit frame: x's significand (< 2^(m+1)) at bit
+ * s = 62 - m >= 10 and up.  An aligned y that falls below bit 0 is jammed
+ * into a sticky bit; the sum then loses at most one leading bit to
+ * cancellation (d > s >= 2), leaving its rounding position at bit s - 1 or
+ * above, two bits clear of the sticky bit, as round-to-nearest needs.  SR
+ * needs up to 64 exact bits of the discarded fraction and stays in
+ * add_any's frame, as do zeros, subnormals, infinities and NaNs. */
+static inline __attribute__((always_inline)) fpk_bits
+add_body(const fpk_format *f, fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c)
+{
+    const int m = f->man_bits;
+    const fpk_bits one = (fpk_bits)1 << m, mag = f->exp_mask | f->man_mask;
+    fpk_bits ma = a & mag, mb = b & mag;
+    if (!fpki_both_normal(f, ma, mb) || c->round == FPK_SR)
+        return add_any(f, a, b, negate_b, c);
+
+    /* x, the larger magnitude, and y: selections, not branches, for
+     * operands whose order and signs are as random as the data. */
+    bool sign_a = (a & f->sign_mask) != 0;
+    bool sign_b = ((b & f->sign_mask) != 0) != negate_b;
+    bool swap = ma < mb;
+    bool sign = swap ? sign_b : sign_a;
+    bool subtract = sign_a != sign_b;
+    fpk_bits mx = swap ? mb : ma, my = swap ? ma : mb;
+    const int s = 62 - m;
+    int ex = (int)(mx >> m), d = ex - (int)(my >> m);
+    uint64_t xs = (uint64_t)((mx & f->man_mask) | one) << s;
+    uint64_t yf = (uint64_t)((my & f->man_mask) | one) << s; /* below bit 63 */
+    int dc = d < 63 ? d : 63;
+    uint64_t ys = yf >> dc | ((yf & (((uint64_t)1 << dc) - 1)) != 0);
+    uint64_t neg = -(uint64_t)subtract;
+    uint64_t sum = xs + ((ys ^ neg) - neg);
+    if (sum == 0)
+        return fpki_zero_sum(f, sign_a, sign_b, c);
+    return fpki_round_pack_body(f, sign, (int64_t)ex - f->bias - m - s, 0, sum, c);
 }
 
 FPKI_INSTANCES(add, add_body, (fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c),

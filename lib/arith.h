@@ -18,6 +18,14 @@ static inline bool fpki_is_special_class(fpk_class k)
     return k >= FPK_CLASS_INF;
 }
 
+/* Whether MA and MB, two operands' magnitude bits (sign cleared), both
+ * encode normal numbers: one unsigned compare each. */
+static inline bool fpki_both_normal(const fpk_format *f, fpk_bits ma, fpk_bits mb)
+{
+    const fpk_bits one = (fpk_bits)1 << f->man_bits, span = f->max_finite - one;
+    return f->max_finite >= one && ma - one <= span && mb - one <= span;
+}
+
 /* Number of leading zero bits of X; 128 for 0. */
 static inline int fpki_clz128(fpki_u128 x)
 {

@@ -7,36 +7,21 @@
 
 #include "fpkit-impl.h"
 
-/* Where the discarded bits of a rounding leave the exact value between the
- * two neighbours on the grid. */
-typedef struct fpki_discard {
-    bool half; /* the first discarded bit */
-    bool rest; /* any discarded bit below it */
-} fpki_discard;
-
-/* Keeps SIG >> D (SIG normalised to bit 63, its bit 0 sticky; D >= 11) and
- * says what was discarded. */
-static inline uint64_t fpki_split(uint64_t sig, int d, fpki_discard *r)
+/* What a deterministic MODE adds to the discarded bits LOW (below 2^D,
+ * 1 <= D <= 63) of a significand whose kept part ends in bit LSB, so that
+ * bit D of the sum is the kept part's increment: RNE and RNA half an ulp
+ * (less one unless a tie goes up), RUP and RDN an ulp less one in their
+ * direction, RTZ and ROD nothing (ROD sets the last bit instead).  An
+ * addition rather than tests of the discarded bits: no branch on data. */
+static inline uint64_t fpki_round_bias(fpk_round mode, bool sign, uint64_t lsb, int d)
 {
-    if (d >= 64) {
-        *r = (fpki_discard){.half = d == 64 && sig >> 63, .rest = d > 64 || (sig << 1) != 0};
-        return 0;
-    }
-    r->half = sig >> (d - 1) & 1;
-    r->rest = (sig & (((uint64_t)1 << (d - 1)) - 1)) != 0;
-    return sig >> d;
-}
-
-/* Whether a deterministic MODE moves the kept significand K one ulp away
- * from zero (ROD never does: it sets the last bit instead). */
-static inline bool fpki_increments(fpk_round mode, bool sign, uint64_t k, fpki_discard r)
-{
+    uint64_t half = (uint64_t)1 << (d - 1), ulp_less_one = ((uint64_t)1 << d) - 1;
     switch (mode) {
-    case FPK_RNE: return r.half && (r.rest || (k & 1));
-    case FPK_RNA: return r.half;
-    case FPK_RUP: return !sign && (r.half || r.rest);
-    case FPK_RDN: return sign && (r.half || r.rest);
-    default: return false;
+    case FPK_RNE: return half - 1 + lsb;
+    case FPK_RNA: return half;
+    case FPK_RUP: return sign ? 0 : ulp_less_one;
+    case FPK_RDN: return sign ? ulp_less_one : 0;
+    default: return 0;
     }
 }
 
@@ -73,27 +58,30 @@ fpki_round_pack_body(const fpk_format *f, bool sign, int64_t exp, uint64_t hi, u
     }
     uint64_t sticky = sig | (below != 0);
 
-    /* The grid: ulp 2^(e-m) for normals, 2^(emin-m) below them. */
+    /* The grid: ulp 2^(e-m) for normals, 2^(emin-m) below them.  A value
+     * at or below half the smallest ulp (D >= 64) keeps its first discarded
+     * bit and a sticky bit at D = 63, which rounds it alike. */
     int64_t below_normal = e < f->emin ? f->emin - e : 0;
     int d = below_normal > 64 ? 65 : 63 - m + (int)below_normal;
-    fpki_discard r;
-    uint64_t k = fpki_split(sticky, d, &r);
-    bool inexact = r.half || r.rest;
+    uint64_t x = sticky;
+    if (d > 63) {
+        x = d == 64 ? x >> 1 | (x & 1) : 1;
+        d = 63;
+    }
+    uint64_t k = x >> d, low = x & (((uint64_t)1 << d) - 1);
+    bool inexact = low != 0;
 
     /* SR decides its direction first; from then on it is the directed mode
      * that picks the same neighbour.  An exact value needs no choice: it
      * overflows like any exact value, to infinity (as RNE). */
     fpk_round mode = c->round;
-    bool inc;
-    if (mode == FPK_RNE) {
-        inc = r.half && (r.rest || (k & 1));
-    } else if (mode == FPK_SR) {
-        inc = fpki_round_sr(c, sig, below, m, below_normal) && inexact;
-        mode = inc ? (sign ? FPK_RDN : FPK_RUP) : inexact ? FPK_RTZ : FPK_RNE;
+    if (mode == FPK_SR) {
+        bool up = fpki_round_sr(c, sig, below, m, below_normal) && inexact;
+        mode = up ? (sign ? FPK_RDN : FPK_RUP) : inexact ? FPK_RTZ : FPK_RNE;
+        k += up;
     } else {
-        inc = fpki_increments(mode, sign, k, r);
+        k += (low + fpki_round_bias(mode, sign, k & 1, d)) >> d;
     }
-    k += inc;
     if (mode == FPK_ROD)
         k |= inexact;
 
@@ -111,14 +99,12 @@ fpki_round_pack_body(const fpk_format *f, bool sign, int64_t exp, uint64_t hi, u
     if (overflow || mag > f->max_finite)
         return fpki_round_overflow(f, sign, mode, c);
 
-    if (inexact) {
-        /* Tininess after rounding (IEEE 754-2019 §7.5) differs from before
-         * only in the binade below the smallest normal. */
-        bool tiny = e < f->emin &&
-                    (e != f->emin - 1 || c->tiny_before ||
-                     fpki_round_tiny_after(sticky, m, mode, sign));
-        c->flags |= tiny ? FPK_INEXACT | FPK_UNDERFLOW : FPK_INEXACT;
-    }
+    /* Tininess after rounding (IEEE 754-2019 §7.5) differs from before
+     * only in the binade below the smallest normal. */
+    if (e < f->emin && inexact &&
+        (e != f->emin - 1 || c->tiny_before || fpki_round_tiny_after(sticky, m, mode, sign)))
+        c->flags |= FPK_UNDERFLOW;
+    c->flags |= (unsigned)inexact * FPK_INEXACT;
     if (c->ftz && mag != 0 && mag < ((fpk_bits)1 << m)) {
         c->flags |= FPK_UNDERFLOW | FPK_INEXACT;
         mag = 0;

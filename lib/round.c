@@ -54,9 +54,9 @@ fpk_bits fpki_round_overflow(const fpk_format *f, bool sign, fpk_round mode, fpk
  * exponent, reach the smallest normal? */
 bool fpki_round_tiny_after(uint64_t sig, int m, fpk_round mode, bool sign)
 {
-    fpki_discard rn;
-    uint64_t kn = fpki_split(sig, 63 - m, &rn);
-    bool carry = mode != FPK_ROD && fpki_increments(mode, sign, kn, rn) &&
+    int d = 63 - m;
+    uint64_t kn = sig >> d, low = sig & (((uint64_t)1 << d) - 1);
+    bool carry = (low + fpki_round_bias(mode, sign, kn & 1, d)) >> d &&
                  kn == ((uint64_t)2 << m) - 1;
     return !carry;
 }
