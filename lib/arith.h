@@ -100,13 +100,12 @@ fpki_round_pack128_body(const fpk_format *f, bool sign, int64_t exp, fpki_u128 s
 
 /* An exact zero sum x + y (IEEE 754-2019 §6.3): zeros of one sign keep it;
  * otherwise +0, or -0 under RDN.  SR, which is no rounding-direction
- * attribute toward -inf, gives +0. */
+ * attribute toward -inf, gives +0.  (fpki_zero_result: FNUZ has only +0,
+ * E8M0 no zero.) */
 static inline fpk_bits fpki_zero_sum(const fpk_format *f, bool sign_x, bool sign_y,
-                                     const fpk_ctx *c)
+                                     fpk_ctx *c)
 {
-    if (sign_x == sign_y)
-        return fpki_zero(f, sign_x);
-    return fpki_zero(f, c->round == FPK_RDN);
+    return fpki_zero_result(f, sign_x == sign_y ? sign_x : c->round == FPK_RDN, c);
 }
 
 #endif

@@ -16,7 +16,7 @@ fpk_bits fpk_convert(const fpk_format *to, const fpk_format *from, fpk_bits a, f
             c->flags |= FPK_INVALID;
         return fpki_inf(to, u.sign, c);
     case FPK_CLASS_ZERO:
-        return fpki_zero(to, u.sign);
+        return fpki_zero_result(to, u.sign, c);
     default:
         return fpki_round_pack(to, u.sign, u.exp, 0, u.sig, c);
     }

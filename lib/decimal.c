@@ -79,6 +79,10 @@ typedef struct finite {
     uint64_t sig;
     int64_t q;
     bool lower_closer; /* the next encoding toward zero is half an ulp away */
+    bool open_hi;      /* every larger value rounds to it: max finite, where
+                          overflow saturates (FPK_SPECIAL_NONE) */
+    bool open_lo;      /* every smaller positive value rounds to it: E8M0's
+                          2^emin */
 } finite;
 
 /* Writes the text of A if it is zero, infinite or NaN and returns true;
@@ -107,6 +111,9 @@ static bool special_or_finite(const fpk_format *f, fpk_bits a, sink *o, finite *
     v->sig = u.sig;
     v->q = u.exp;
     v->lower_closer = u.exp > f->emin - f->man_bits && u.sig == UINT64_C(1) << f->man_bits;
+    fpk_bits mag = a & (f->exp_mask | f->man_mask);
+    v->open_hi = f->special == FPK_SPECIAL_NONE && mag == f->max_finite;
+    v->open_lo = f->special == FPK_SPECIAL_E8M0 && mag == 0;
     return false;
 }
 
@@ -191,7 +198,10 @@ static int cmp_pow(const mpz_t a, long r, int64_t k)
  * significand is even (at max finite it is the overflow threshold, the
  * same rule: e4m3's 464 goes to 448); the lower one likewise, and always
  * below such a power of two (the predecessor is all ones, odd; with no
- * mantissa bits both are 1 and ties round up).  For each length n, the
+ * mantissa bits both are 1 and ties round up).  Where overflow saturates
+ * (FPK_SPECIAL_NONE) every value above max finite goes to it, and in E8M0
+ * every positive value below 2^emin goes to 2^emin: those intervals are
+ * open-ended (e2m3's 7.5 prints as "8").  For each length n, the
  * candidates are v's digits truncated to n (down) and that plus one unit in
  * the last place (up); the first length with a candidate inside the
  * interval wins, the nearer one if both are, the even one on a tie.  The
@@ -216,8 +226,8 @@ size_t fpk_format_shortest(const fpk_format *f, fpk_bits a, char *buf, size_t le
         mpz_ui_pow_ui(p, 10, g.n - n);
         mpz_sub(comp, p, tail);
         int c_lo = cmp_pow(tail, r, k_lo), c_hi = cmp_pow(comp, r, k_hi);
-        bool down_ok = c_lo < 0 || (c_lo == 0 && incl_lo);
-        bool up_ok = c_hi < 0 || (c_hi == 0 && incl_hi);
+        bool down_ok = v.open_lo || c_lo < 0 || (c_lo == 0 && incl_lo);
+        bool up_ok = v.open_hi || c_hi < 0 || (c_hi == 0 && incl_hi);
         if (down_ok && up_ok) {
             int near = mpz_cmp(tail, comp);
             up = near > 0 || (near == 0 && (g.d[n - 1] - '0') % 2 == 1);

@@ -12,7 +12,7 @@ fpk_bits fpk_div(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
         if (x.cls == FPK_CLASS_INF)
             return y.cls == FPK_CLASS_INF ? fpki_nan(f, true, c) /* inf/inf (§7.2) */
                                           : fpki_inf(f, sign, c);
-        return fpki_zero(f, sign); /* finite / inf */
+        return fpki_zero_result(f, sign, c); /* finite / inf */
     }
     if (y.sig == 0) {
         if (x.sig == 0)
@@ -21,7 +21,7 @@ fpk_bits fpk_div(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
         return fpki_inf(f, sign, c);
     }
     if (x.sig == 0)
-        return fpki_zero(f, sign);
+        return fpki_zero_result(f, sign, c);
 
     /* With the dividend's leading bit at 62 and the divisor's at 63 the
      * quotient of n:0 by d fits 64 bits and has 63 or 64 of them; a second

@@ -13,6 +13,13 @@
 #include "dump-impl.h"
 #include "fpkit-impl.h"
 
+/* glibc declares them for _GNU_SOURCE only, which would also bring the GNU
+ * strerror_r; the values are Linux's (<linux/fs.h>), fixed since 3.1. */
+#if defined(__linux__) && !defined(SEEK_DATA)
+#define SEEK_DATA 3
+#define SEEK_HOLE 4
+#endif
+
 /* Bytes read per pread by fpk_dump_read: memory stays this small whatever
  * the file's size. */
 #define FPKI_READ_CHUNK 16384
@@ -410,6 +417,36 @@ static void convert(const fpk_format *f, size_t size, bool big, const unsigned c
     }
 }
 
+/* Whether the bytes of D from OFFSET on are data or a hole (which reads as
+ * zeros), and where that run ends, at most at END: lseek's SEEK_DATA and
+ * SEEK_HOLE, which a file system without holes answers with "data up to
+ * the end of the file".  Where they are missing or fail, all is data.  A
+ * hole reported up to the end of the file counts only while the file is
+ * still long enough, so a file that shrank since it was opened fails in
+ * the read as it should.  The file position, unused by pread, moves. */
+static uint64_t extent_at(const fpk_dump *d, uint64_t offset, uint64_t end, bool *data)
+{
+    *data = true;
+#if defined(SEEK_DATA) && defined(SEEK_HOLE)
+    off_t next = lseek(d->fd, (off_t)offset, SEEK_DATA);
+    struct stat st;
+    if (next < 0 && errno == ENXIO && fstat(d->fd, &st) == 0 && (uint64_t)st.st_size >= end) {
+        *data = false;
+        return end;
+    }
+    if (next < 0)
+        return end;
+    if ((uint64_t)next > offset) {
+        *data = false;
+        return (uint64_t)next < end ? (uint64_t)next : end;
+    }
+    off_t hole = lseek(d->fd, (off_t)offset, SEEK_HOLE);
+    if (hole >= 0 && (uint64_t)hole > offset && (uint64_t)hole < end)
+        return (uint64_t)hole;
+#endif
+    return end;
+}
+
 int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err)
 {
     if (i >= d->ntensors)
@@ -427,10 +464,28 @@ int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, 
     const fpk_format *f = fpk_dtype_format(t->dtype);
     size_t size = fpk_dtype_size(t->dtype);
     /* Validated when opened: offset + count * size lies inside the file. */
-    uint64_t offset = t->offset + first * size;
+    uint64_t offset = t->offset + first * size, end = offset + (uint64_t)n * size;
+    uint64_t run_end = offset; /* where the current data or hole run ends */
+    bool data = true;
     unsigned char buf[FPKI_READ_CHUNK];
     while (n > 0) {
+        if (offset >= run_end)
+            run_end = extent_at(d, offset, end, &data);
         size_t k = n < sizeof buf / size ? n : sizeof buf / size;
+        if (!data) {
+            /* Zero bytes are +0 in every dtype, whose double is all zero
+             * bytes too; an element that runs out of the hole is read. */
+            uint64_t whole = (run_end - offset) / size;
+            if (whole > 0) {
+                k = whole < n ? (size_t)whole : n;
+                memset(out, 0, k * sizeof *out);
+                out += k;
+                n -= k;
+                offset += (uint64_t)k * size;
+                continue;
+            }
+            run_end = offset + size;
+        }
         int rc = fpki_dump_pread(d, buf, k * size, offset, "tensor data", err);
         if (rc != FPK_OK)
             return rc;

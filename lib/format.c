@@ -11,16 +11,32 @@ const fpk_format fpk_fp16 = FPKI_FORMAT_FP16;
 const fpk_format fpk_bf16 = FPKI_FORMAT_BF16;
 const fpk_format fpk_e4m3 = FPKI_FORMAT_E4M3;
 const fpk_format fpk_e5m2 = FPKI_FORMAT_E5M2;
+const fpk_format fpk_e4m3fnuz = FPKI_FORMAT_E4M3FNUZ;
+const fpk_format fpk_e5m2fnuz = FPKI_FORMAT_E5M2FNUZ;
+const fpk_format fpk_e3m2 = FPKI_FORMAT_E3M2;
+const fpk_format fpk_e2m3 = FPKI_FORMAT_E2M3;
+const fpk_format fpk_e2m1 = FPKI_FORMAT_E2M1;
+const fpk_format fpk_e8m0 = FPKI_FORMAT_E8M0;
 
 const fpk_format *const fpk_formats[] = {
-    &fpk_fp64, &fpk_fp32, &fpk_tf32, &fpk_fp16, &fpk_bf16, &fpk_e4m3, &fpk_e5m2, NULL,
+    &fpk_fp64, &fpk_fp32, &fpk_tf32, &fpk_fp16, &fpk_bf16, &fpk_e4m3, &fpk_e5m2,
+    &fpk_e4m3fnuz, &fpk_e5m2fnuz, &fpk_e3m2, &fpk_e2m3, &fpk_e2m1, &fpk_e8m0, NULL,
 };
 
-/* The IEEE-like eXmY family, X = 1..11, Y = 0..52, bias 2^(X-1)-1; eXm0
- * has no room for both infinity and NaN and takes the FN rule. */
+/* The eXmY family, X = 1..11, Y = 0..52, in three kinds: "eXmY" IEEE-like
+ * with bias 2^(X-1)-1 (eXm0, with no room for both infinity and NaN, takes
+ * the FN rule), "eXmYfn" FN with the same bias, "eXmYfnuz" FNUZ with bias
+ * 2^(X-1). */
+enum { EXMY_PLAIN, EXMY_FN, EXMY_FNUZ, EXMY_KINDS };
+
+#define FPKI_EXMY_FORMAT(x, y, k, suffix)                                     \
+    FPKI_FORMAT("e" #x "m" #y suffix, "", x, y, (1 << ((x) - 1)) - (k != EXMY_FNUZ), \
+                k == EXMY_FNUZ ? FPK_SPECIAL_FNUZ                             \
+                : k == EXMY_FN || (y) == 0 ? FPK_SPECIAL_FN                   \
+                                           : FPK_SPECIAL_IEEE)
 #define FPKI_EXMY(x, y)                                                       \
-    FPKI_FORMAT("e" #x "m" #y, "", x, y, (1 << ((x) - 1)) - 1,               \
-                (y) == 0 ? FPK_SPECIAL_FN : FPK_SPECIAL_IEEE)
+    {FPKI_EXMY_FORMAT(x, y, EXMY_PLAIN, ""), FPKI_EXMY_FORMAT(x, y, EXMY_FN, "fn"), \
+     FPKI_EXMY_FORMAT(x, y, EXMY_FNUZ, "fnuz")}
 #define FPKI_EXMY_ROW(x)                                                      \
     {FPKI_EXMY(x, 0), FPKI_EXMY(x, 1), FPKI_EXMY(x, 2), FPKI_EXMY(x, 3),       \
      FPKI_EXMY(x, 4), FPKI_EXMY(x, 5), FPKI_EXMY(x, 6), FPKI_EXMY(x, 7),       \
@@ -40,7 +56,7 @@ const fpk_format *const fpk_formats[] = {
 #define FPKI_EXMY_MAX_X 11
 #define FPKI_EXMY_MAX_Y 52
 
-static const fpk_format exmy[FPKI_EXMY_MAX_X][FPKI_EXMY_MAX_Y + 1] = {
+static const fpk_format exmy[FPKI_EXMY_MAX_X][FPKI_EXMY_MAX_Y + 1][EXMY_KINDS] = {
     FPKI_EXMY_ROW(1), FPKI_EXMY_ROW(2), FPKI_EXMY_ROW(3), FPKI_EXMY_ROW(4),
     FPKI_EXMY_ROW(5), FPKI_EXMY_ROW(6), FPKI_EXMY_ROW(7), FPKI_EXMY_ROW(8),
     FPKI_EXMY_ROW(9), FPKI_EXMY_ROW(10), FPKI_EXMY_ROW(11),
@@ -86,9 +102,14 @@ static const fpk_format *lookup_exmy(const char *name)
         return NULL;
     p++;
     int y = small_number(&p);
-    if (y < 0 || y > FPKI_EXMY_MAX_Y || *p != '\0')
+    if (y < 0 || y > FPKI_EXMY_MAX_Y)
         return NULL;
-    const fpk_format *f = &exmy[x - 1][y];
+    int kind = 0; /* the suffix: the rest of the kind's name */
+    while (kind < EXMY_KINDS && strcasecmp(name, exmy[x - 1][y][kind].name) != 0)
+        kind++;
+    if (kind == EXMY_KINDS)
+        return NULL;
+    const fpk_format *f = &exmy[x - 1][y][kind];
     for (const fpk_format *const *b = fpk_formats; *b; b++)
         if ((*b)->exp_bits == f->exp_bits && (*b)->man_bits == f->man_bits &&
             (*b)->bias == f->bias && (*b)->special == f->special)

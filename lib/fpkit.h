@@ -18,11 +18,34 @@ extern "C" {
 
 typedef uint64_t fpk_bits; /* an encoding, right-aligned */
 
-/* How the all-ones exponent field is used. */
+/* The special-value rule: which encodings are infinities, NaNs and zeros. */
 typedef enum fpk_special {
     FPK_SPECIAL_IEEE, /* mantissa 0: infinity; otherwise NaN (top bit set: quiet) */
     FPK_SPECIAL_FN,   /* no infinity; only all-ones exponent and mantissa is NaN
                          (OCP OFP8 E4M3, "finite") */
+    FPK_SPECIAL_FNUZ, /* no infinity, no -0: the sign bit alone is the one NaN;
+                         every other encoding is finite, so max finite has an
+                         all-ones magnitude.  A -0 result is +0 (neg, abs and
+                         copysign too leave zero and the NaN as they are;
+                         daz reads a subnormal as +0); overflow and infinity
+                         give the NaN, as in FN (e4m3fnuz, e5m2fnuz) */
+    FPK_SPECIAL_NONE, /* every encoding finite: no infinity, no NaN (OCP MX
+                         FP6 and FP4).  Overflow gives +-max finite with
+                         overflow and inexact in every mode; an infinite
+                         input gives +-max finite with invalid; a NaN input
+                         or an invalid operation raises invalid and gives
+                         the encoding .nan, the sign bit alone (-0), as
+                         ml_dtypes does */
+    FPK_SPECIAL_E8M0, /* unsigned and exponent-only (OCP MX E8M0, man_bits 0,
+                         no sign bit: sign_mask 0): field 0 is the normal
+                         2^-bias, all ones the NaN; no zero, no subnormals.
+                         A value below 2^emin after rounding (with an
+                         unbounded exponent) gives 2^emin with underflow and
+                         inexact; zero and negative results or inputs give
+                         the NaN with invalid (a negative value to round
+                         still takes its SR counter value); overflow and
+                         +inf give the NaN (max finite under saturate), as
+                         in FN.  Ties between 2^k and 2^(k+1) go up. */
 } fpk_special;
 
 /* A format.  The first six fields define it; the rest are derived from them
@@ -44,14 +67,21 @@ typedef struct fpk_format {
 
 extern const fpk_format fpk_fp64, fpk_fp32, fpk_tf32, fpk_fp16, fpk_bf16,
     fpk_e4m3, fpk_e5m2;
+/* FP8 without negative zero (bias 8 and 16; 0x80 is the NaN), the OCP MX
+ * element formats FP6 (e3m2, e2m3) and FP4 (e2m1), which have no infinity
+ * and no NaN, and the OCP MX scale format E8M0. */
+extern const fpk_format fpk_e4m3fnuz, fpk_e5m2fnuz, fpk_e3m2, fpk_e2m3, fpk_e2m1, fpk_e8m0;
 
 /* The built-in formats, in the order above, terminated by NULL. */
 extern const fpk_format *const fpk_formats[];
 
 /* The format called NAME: a built-in name or alias ("fp16", "binary16",
- * "half", "bfloat16", "E4M3FN", ...), compared case-insensitively, or "eXmY"
- * with 1 <= X <= 11 and 0 <= Y <= 52: an IEEE-like format with bias
- * 2^(X-1)-1 (a built-in name wins: "e4m3" is OCP E4M3; "e5m10" gives fpk_fp16).
+ * "half", "bfloat16", "E4M3FN", "float8_e4m3fnuz", "fp4", "e8m0fnu", ...),
+ * compared case-insensitively, or "eXmY" with 1 <= X <= 11 and 0 <= Y <= 52:
+ * an IEEE-like format with bias 2^(X-1)-1, or with a suffix "fn" the same
+ * with the FN rule, or "fnuz" the FNUZ rule with bias 2^(X-1).  A built-in
+ * name or alias wins: "e4m3" is OCP E4M3, "e2m1" and "e2m1fn" OCP FP4,
+ * "e8m0" the E8M0 scale; "e5m10" gives fpk_fp16, "e4m3fnuz" fpk_e4m3fnuz.
  * An eXm0 format has no room for both infinity and NaN: its all-ones exponent
  * is NaN (FPK_SPECIAL_FN).  Returns NULL for NULL or an unknown name. */
 const fpk_format *fpk_format_lookup(const char *name);
@@ -110,7 +140,10 @@ uint64_t fpk_sr_hash(uint64_t seed, uint64_t counter);
 /* Conversions.  fpk_convert rounds A (an encoding of FROM) into TO.
  * NaN gives TO's canonical NaN (invalid if A is signaling); infinity gives
  * infinity, or NaN with invalid where TO has none (+-max finite if
- * saturate).  fpk_from_double reads X's bits exactly (as fp64), so it is
+ * saturate).  The rules of TO's fpk_special apply beyond that: into a
+ * FPK_SPECIAL_NONE format a NaN raises invalid and an infinity gives +-max
+ * finite with invalid; into E8M0 zero and negative values give the NaN with
+ * invalid; into FNUZ -0 gives +0.  fpk_from_double reads X's bits exactly (as fp64), so it is
  * fpk_convert(f, &fpk_fp64, bits of x).  fpk_to_double is exact for every
  * format (none exceeds fp64's range or precision); a NaN gives a quiet NaN. */
 fpk_bits fpk_convert(const fpk_format *to, const fpk_format *from, fpk_bits a, fpk_ctx *c);
@@ -146,7 +179,9 @@ typedef enum fpk_minmax { FPK_MINMAX_PROPAGATE, FPK_MINMAX_NUMBER } fpk_minmax;
 fpk_bits fpk_min(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_minmax kind, fpk_ctx *c);
 fpk_bits fpk_max(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_minmax kind, fpk_ctx *c);
 
-/* Sign operations on the bits (IEEE 754-2019 §5.5.1): no flags, NaNs kept. */
+/* Sign operations on the bits (IEEE 754-2019 §5.5.1): no flags, NaNs kept.
+ * In FNUZ formats zero and the NaN (the sign bit alone) are left as they
+ * are; E8M0 has no sign bit: they return its encoding unchanged. */
 fpk_bits fpk_neg(const fpk_format *f, fpk_bits a);
 fpk_bits fpk_abs(const fpk_format *f, fpk_bits a);
 fpk_bits fpk_copysign(const fpk_format *f, fpk_bits a, fpk_bits b);
@@ -177,7 +212,10 @@ bool fpk_is_nan(const fpk_format *f, fpk_bits a);
 /* nextUp and nextDown (IEEE 754-2019 §5.3.1): the least encoding greater than
  * A, the greatest less than A.  nextUp(+-0) is the smallest subnormal;
  * nextUp(max finite) is +inf, or the canonical NaN in a format without
- * infinity; nextUp(+inf) is +inf.  NaN gives the canonical NaN (invalid if
+ * infinity (max finite itself in FPK_SPECIAL_NONE formats, where infinite
+ * results are +-max finite); nextUp(+inf) is +inf; a result that would be
+ * -0 is +0 in FNUZ formats.  In E8M0 nextDown(2^emin), whose result would
+ * be zero, gives the NaN.  NaN gives the canonical NaN (invalid if
  * signaling).  No other flags. */
 fpk_bits fpk_next_up(const fpk_format *f, fpk_bits a, fpk_ctx *c);
 fpk_bits fpk_next_down(const fpk_format *f, fpk_bits a, fpk_ctx *c);
@@ -203,8 +241,9 @@ typedef struct fpk_error {
  * before or after), and rounds it once into F under ctx's mode, with flags:
  * no double rounding, however many digits S has, however large its
  * exponent ("1e-99999999999" rounds as any value below half the smallest
- * subnormal does).  Zero keeps its sign; "nan" gives the canonical NaN with
- * no flag; "inf" is an infinity converted into F (as fpk_convert: NaN with
+ * subnormal does).  Zero keeps its sign (FNUZ: +0; E8M0: the NaN with
+ * invalid); "nan" gives the canonical NaN with no flag (in a
+ * FPK_SPECIAL_NONE format, its .nan with invalid); "inf" is an infinity converted into F (as fpk_convert: NaN with
  * invalid where F has none, +-max finite under saturate).  daz does not
  * apply to text.  Returns FPK_OK, or FPK_ESYNTAX (for NULL F or S too) with
  * *z and the flags untouched and ERR's message naming the problem and its
@@ -231,6 +270,55 @@ size_t fpk_format_shortest(const fpk_format *f, fpk_bits a, char *buf, size_t le
  * rounded by the core, never in host floating point.  NaN or infinite X or
  * S follow IEEE multiplication (inf * 0 is invalid). */
 fpk_bits fpk_from_double_scaled(const fpk_format *f, double x, double s, fpk_ctx *c);
+
+/* Block scaling: OCP Microscaling Formats (MX) v1.0.  A block of values V_i
+ * shares one E8M0 scale X = 2^k; element i stores P_i, V_i / X rounded once
+ * into the element format, and stands for P_i * X.  The rule for k: */
+typedef enum fpk_mx_rule {
+    FPK_MX_FLOOR, /* OCP MX v1.0 §6.3: k = floor(log2(amax)) - emax, amax the
+                     block's largest magnitude and emax the element format's;
+                     amax / X lies in [2^emax, 2^(emax+1)) and may exceed max
+                     finite, which saturates */
+    FPK_MX_CEIL,  /* rounded up (Mishra, Stosic, Layton, "Recipes for
+                     Pre-training LLMs with MXFP8", arXiv:2506.08027): the
+                     least k with amax / 2^k <= max finite, so that no element
+                     saturates */
+} fpk_mx_rule;
+#define FPK_MX_BLOCK 32 /* the block size of every OCP MX format */
+
+/* What quantisation did to one block. */
+typedef struct fpk_mx_block {
+    fpk_bits scale;     /* X's E8M0 encoding, k + 127; 0xff (NaN) for a block
+                           holding a NaN or an infinity */
+    uint32_t saturated; /* elements with |V / X| rounded beyond max finite,
+                           stored as +-max finite */
+    uint32_t flushed;   /* nonzero elements stored as zero */
+    uint32_t subnormal; /* elements stored as nonzero subnormals */
+} fpk_mx_block;
+
+/* The E8M0 encoding of the scale that RULE gives a block of elements of
+ * ELEM whose largest magnitude is AMAX (finite, >= 0, read exactly): k + 127
+ * with k clamped to [-127, 127]; AMAX = 0 (a block of zeros) gives 0x00.
+ * The canonical NaN 0xff for a NaN or infinite AMAX. */
+fpk_bits fpk_mx_scale(const fpk_format *elem, fpk_mx_rule rule, float amax);
+
+/* Quantises X[0..N-1] (float32) into MX blocks of BLOCK elements of ELEM
+ * (0 means FPK_MX_BLOCK; the last block may be shorter): per block the scale
+ * of fpk_mx_scale for the largest magnitude, then every element V rounded
+ * once, exactly as V * 2^-k, into ELEM under C's mode and options, always
+ * saturating (§6.3 clamps to the largest normal), its flags ORed into
+ * C->flags (daz reads subnormal inputs as zero, amax included).  A block
+ * holding a NaN or an infinity gets the NaN scale and ELEM's canonical NaN
+ * (.nan) in every element, with no flag.  Outputs, each optional (NULL):
+ * ENC[i], the element encodings, one byte each; SCALES[b], the E8M0
+ * encodings of the N / BLOCK blocks rounded up; Y[i], P_i * X as float32
+ * (exact for the OCP element formats; rounded to nearest even for another
+ * ELEM), NaN for a NaN scale; BLOCKS[b], each block's report.  Y may be X.
+ * ELEM must be at most 8 bits wide and not E8M0: returns false, doing
+ * nothing, otherwise. */
+bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, const float *x,
+                     size_t n, uint8_t *enc, uint8_t *scales, float *y, fpk_mx_block *blocks,
+                     fpk_ctx *c);
 
 /* Tensor dumps (fpkit-dumps(5)): NumPy .npy (versions 1-3), safetensors and
  * raw files.  A dump is opened once, its tensors listed, and their elements
@@ -349,6 +437,94 @@ bool fpk_stats_merge(fpk_stats *into, const fpk_stats *from);
  * fpk_stats_from_json(fpk_stats_to_json(s)) == s exactly. */
 char *fpk_stats_to_json(const fpk_stats *s);
 int fpk_stats_from_json(fpk_stats *s, const char *json, fpk_error *err);
+
+/* Arrays: the operations above over whole arrays, at the speed of memory.
+ * Elements are in the host's byte order; an array of encodings of F holds
+ * fpk_array_size(F) bytes per element, each right-aligned.  Results are
+ * those of the scalar functions element by element, bits and flags.
+ * Fast paths run vector code chosen at each call for the CPU it runs on
+ * (fpk_array_isa), whatever the machine that built the library.  THREADS
+ * is the most threads a call may use on a large array (OpenMP, when the
+ * library was built with it; 1 or less: the calling thread only);
+ * results never depend on it. */
+
+/* Bytes per encoding of F in an array: the fewest of 1, 2, 4 and 8 that
+ * hold F->width bits (e4m3 1, fp16 2, tf32 4, fp64 8). */
+size_t fpk_array_size(const fpk_format *f);
+
+/* Z[i] := fpk_convert(TO, fpk_dtype_format(FROM), X[i], C) for i < N,
+ * where X holds N elements of FROM.  Element i rounds with sr_counter
+ * C->sr_counter + i, whatever it holds (a zero or NaN too), so results do
+ * not depend on how an array is split into calls; under FPK_SR
+ * C->sr_counter then advances by N.  C->flags gets the OR of every
+ * element's flags.  Z must not overlap X.  Fast: float32, fp16, bf16,
+ * e4m3 and e5m2 into fp16, bf16, tf32, e4m3 and e5m2 under FPK_RNE,
+ * FPK_RTZ, and FPK_SR with sr_bits <= 32, with any options. */
+void fpk_array_convert(const fpk_format *to, void *z, fpk_dtype from, const void *x, size_t n,
+                       fpk_ctx *c, int threads);
+
+/* Fake quantisation: Z[i] := the value of the encoding fpk_array_convert
+ * gives for X[i], as a float32 (NaN: the canonical 0x7fc00000), with the
+ * same flags and SR counters.  F's values must all be float32 values
+ * (man_bits <= 23, emax <= 127, emin - man_bits >= -149; every built-in
+ * format but fp64): returns false, and does nothing, for another F.  Z
+ * may be X itself when FROM is FPK_DTYPE_F32, but must not otherwise
+ * overlap it. */
+bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const void *x, size_t n,
+                        fpk_ctx *c, int threads);
+
+/* The vector code the fast paths run on this CPU: "avx512", "avx2" (with
+ * F16C) or "c" (portable C); the environment variable FPK_ISA, set to one
+ * of these, caps the choice. */
+const char *fpk_array_isa(void);
+
+/* fpk_stats_add for N elements of dtype T at X: the same statistics (the
+ * k-th element added since init keeping counter k under FPK_SR), in one
+ * pass over the elements for every format.  Fast for every dtype but f64. */
+void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int threads);
+
+/* Reads elements FIRST .. FIRST+N-1 of tensor I of D once and adds them to
+ * each of the distinct statistics S[0..NS-1], as fpk_stats_add_array
+ * does; not one of them changes unless all goes well.  Returns FPK_OK, or
+ * FPK_ERANGE, FPK_EIO or FPK_ENOMEM with ERR's message as fpk_dump_read
+ * gives them. */
+int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t first,
+                         uint64_t n, int threads, fpk_error *err);
+
+/* Tensor cores: the dot-product step of NVIDIA's matrix units, as published
+ * (Fasi, Higham, Mikaitis, Pranesh, PeerJ Comput. Sci. 7:e330, 2021; for
+ * Hopper Khattak, Mikaitis, arXiv:2512.07004): each step adds up to
+ * fpk_tc_terms exact products and the accumulator in one fused operation,
+ * aligning every addend to the largest exponent and truncating below the
+ * accumulator's precision plus the architecture's extra bits, summing
+ * exactly and normalising once, then rounding toward zero into binary32 (to
+ * nearest even into binary16).  See lib/tc.c for the details and their
+ * sources. */
+typedef enum fpk_tc_arch {
+    FPK_TC_VOLTA,  /* V100: 4 products a step, no extra bit */
+    FPK_TC_TURING, /* T4: 4, one extra bit */
+    FPK_TC_AMPERE, /* A100: 8 (tf32: 4), one extra bit */
+    FPK_TC_HOPPER, /* H100, H200: 16 (tf32: 8), two extra bits */
+} fpk_tc_arch;
+#define FPK_TC_ARCH_COUNT 4
+
+/* "volta", "turing", "ampere", "hopper"; "?" for another value. */
+const char *fpk_tc_arch_name(fpk_tc_arch arch);
+/* The architecture called NAME (as above); false if none. */
+bool fpk_tc_arch_lookup(const char *name, fpk_tc_arch *arch);
+/* Products one step adds for inputs IN (fpk_fp16, fpk_bf16 from Ampere
+ * on, fpk_tf32 from Ampere on) accumulated in ACC (fpk_fp32, or fpk_fp16
+ * with fp16 inputs); 0 when ARCH's tensor cores take no such combination. */
+int fpk_tc_terms(fpk_tc_arch arch, const fpk_format *in, const fpk_format *acc);
+/* C + A[0]*B[0] + ... + A[N-1]*B[N-1] (A, B encodings of IN; C and the
+ * result of ACC) as ARCH's tensor cores compute it: steps of
+ * fpk_tc_terms(ARCH, IN, ACC) products in index order, each step's result
+ * the next one's accumulator; N = 0 gives C.  A NaN operand, 0 * inf or
+ * inf - inf gives ACC's canonical NaN; an infinite operand otherwise its
+ * infinity; an overflow infinity; a sum that cancels exactly +0.  ACC's
+ * canonical NaN also for a combination fpk_tc_terms refuses.  No flags. */
+fpk_bits fpk_tc_dot(fpk_tc_arch arch, const fpk_format *in, const fpk_format *acc,
+                    const fpk_bits *a, const fpk_bits *b, size_t n, fpk_bits c);
 
 /* "fpkit X.Y.Z" */
 const char *fpk_version(void);

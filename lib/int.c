@@ -103,7 +103,7 @@ int64_t fpk_to_int64(const fpk_format *f, fpk_bits a, fpk_ctx *c)
 fpk_bits fpk_from_int64(const fpk_format *f, int64_t i, fpk_ctx *c)
 {
     if (i == 0)
-        return fpki_zero(f, false);
+        return fpki_zero_result(f, false, c);
     bool sign = i < 0;
     uint64_t mag = sign ? -(uint64_t)i : (uint64_t)i;
     return fpki_round_pack(f, sign, 0, 0, mag, c);

@@ -8,7 +8,7 @@ static fpk_bits result_of(const fpk_format *f, fpk_bits a, fpki_unpacked u)
 {
     if (u.cls == FPK_CLASS_ZERO)
         return fpki_zero(f, u.sign);
-    return a & (f->sign_mask | (f->sign_mask - 1));
+    return a & (f->sign_mask | f->exp_mask | f->man_mask);
 }
 
 static bool is_nan(fpki_unpacked u)

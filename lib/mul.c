@@ -16,7 +16,7 @@ mul_any(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
         return fpki_inf(f, sign, c);
     }
     if (x.sig == 0 || y.sig == 0)
-        return fpki_zero(f, sign);
+        return fpki_zero_result(f, sign, c);
     /* Two significands of at most 53 bits: the product is exact in 106. */
     return fpki_round_pack128_body(f, sign, (int64_t)x.exp + y.exp,
                                    (fpki_u128)x.sig * y.sig, c);

@@ -177,7 +177,7 @@ static fpk_bits round_number(const fpk_format *f, const scanned *sc, fpk_ctx *c)
     } else if (mpfr_overflow_p()) {
         z = fpki_round_pack(f, sc->sign, (int64_t)f->emax + 16 - 127, top, 1, c);
     } else if (mpfr_zero_p(x)) {
-        z = fpki_zero(f, sc->sign);
+        z = fpki_zero_result(f, sc->sign, c);
     } else {
         mpz_t m;
         mpz_init(m);
@@ -212,7 +212,7 @@ int fpk_parse(const fpk_format *f, const char *s, fpk_bits *z, fpk_ctx *c, fpk_e
         c = &local;
     fpk_bits r;
     if (sc.kind == SC_NAN) {
-        r = f->nan;
+        r = fpki_nan(f, false, c);
     } else if (sc.kind == SC_INF) {
         /* Exactly as converting an infinity (fpk_convert): NaN with invalid
          * where F has no infinity, +-max finite under saturate. */

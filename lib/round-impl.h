@@ -38,24 +38,41 @@ fpk_bits fpki_round_overflow(const fpk_format *f, bool sign, fpk_round mode, fpk
  * normal: SIG normalised to bit 63 with its bit 0 sticky, M fraction bits. */
 bool fpki_round_tiny_after(uint64_t sig, int m, fpk_round mode, bool sign);
 
+/* fpki_round_pack for FPK_SPECIAL_E8M0 formats, whose grid of powers of
+ * two has no zero, no subnormals and no sign. */
+fpk_bits fpki_round_e8m0(const fpk_format *f, bool sign, int64_t exp, uint64_t hi,
+                         uint64_t lo, fpk_ctx *c);
+
+/* Normalises (hi:lo != 0, the value (hi * 2^64 + lo) * 2^exp): the leading
+ * bit to bit 63 of *SIG and the 64 bits below it in *BELOW; returns the
+ * leading bit's exponent. */
+static inline __attribute__((always_inline)) int64_t
+fpki_normalise(int64_t exp, uint64_t hi, uint64_t lo, uint64_t *sig, uint64_t *below)
+{
+    int lz = hi ? fpki_clz64(hi) : 64 + fpki_clz64(lo);
+    *below = 0;
+    if (lz >= 64) {
+        *sig = lo << (lz - 64);
+    } else {
+        *sig = lz ? hi << lz | lo >> (64 - lz) : hi;
+        *below = lo << lz;
+    }
+    return exp + 127 - lz;
+}
+
 /* fpki_round_pack's body (fpkit-impl.h states the contract). */
 static inline __attribute__((always_inline)) fpk_bits
 fpki_round_pack_body(const fpk_format *f, bool sign, int64_t exp, uint64_t hi, uint64_t lo,
                      fpk_ctx *c)
 {
     const int m = f->man_bits;
+    if (f->special == FPK_SPECIAL_E8M0)
+        return fpki_round_e8m0(f, sign, exp, hi, lo, c);
     /* Normalise: the leading bit to bit 63 of SIG, every bit below SIG's
      * 64 folded into its bit 0.  Two bits past the format's precision and a
      * sticky bit are all a deterministic rounding needs. */
-    int lz = hi ? fpki_clz64(hi) : 64 + fpki_clz64(lo);
-    int64_t e = exp + 127 - lz; /* exponent of the leading bit */
-    uint64_t sig, below = 0;
-    if (lz >= 64) {
-        sig = lo << (lz - 64);
-    } else {
-        sig = lz ? hi << lz | lo >> (64 - lz) : hi;
-        below = lo << lz;
-    }
+    uint64_t sig, below;
+    int64_t e = fpki_normalise(exp, hi, lo, &sig, &below); /* the leading bit's */
     uint64_t sticky = sig | (below != 0);
 
     /* The grid: ulp 2^(e-m) for normals, 2^(emin-m) below them.  A value
@@ -101,15 +118,17 @@ fpki_round_pack_body(const fpk_format *f, bool sign, int64_t exp, uint64_t hi, u
 
     /* Tininess after rounding (IEEE 754-2019 §7.5) differs from before
      * only in the binade below the smallest normal. */
-    if (e < f->emin && inexact &&
-        (e != f->emin - 1 || c->tiny_before || fpki_round_tiny_after(sticky, m, mode, sign)))
-        c->flags |= FPK_UNDERFLOW;
+    if (e < f->emin && inexact) {
+        if (e != f->emin - 1 || c->tiny_before || fpki_round_tiny_after(sticky, m, mode, sign))
+            c->flags |= FPK_UNDERFLOW;
+        sign = sign && (mag != 0 || f->special != FPK_SPECIAL_FNUZ); /* FNUZ: no -0 */
+    }
     c->flags |= (unsigned)inexact * FPK_INEXACT;
     if (c->ftz && mag != 0 && mag < ((fpk_bits)1 << m)) {
         c->flags |= FPK_UNDERFLOW | FPK_INEXACT;
-        mag = 0;
+        return fpki_zero(f, sign);
     }
-    return fpki_zero(f, sign) | mag;
+    return fpki_sign(f, sign) | mag;
 }
 
 #endif

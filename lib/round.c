@@ -47,7 +47,7 @@ fpk_bits fpki_round_overflow(const fpk_format *f, bool sign, fpk_round mode, fpk
     c->flags |= FPK_OVERFLOW | FPK_INEXACT;
     if (overflows_to_inf(mode, sign))
         return fpki_inf(f, sign, c);
-    return fpki_zero(f, sign) | f->max_finite;
+    return fpki_sign(f, sign) | f->max_finite;
 }
 
 /* Would the value, rounded to the format's precision with an unbounded
@@ -61,20 +61,61 @@ bool fpki_round_tiny_after(uint64_t sig, int m, fpk_round mode, bool sign)
     return !carry;
 }
 
+/* E8M0 has no negative numbers; NONE formats saturate in every case. */
 fpk_bits fpki_inf(const fpk_format *f, bool sign, const fpk_ctx *c)
 {
-    if (c->saturate)
-        return fpki_zero(f, sign) | f->max_finite;
+    if (sign && f->special == FPK_SPECIAL_E8M0)
+        return f->nan;
+    if (c->saturate || f->special == FPK_SPECIAL_NONE)
+        return fpki_sign(f, sign) | f->max_finite;
     if (!f->inf)
         return f->nan;
-    return fpki_zero(f, sign) | f->inf;
+    return fpki_sign(f, sign) | f->inf;
 }
 
 fpk_bits fpki_nan(const fpk_format *f, bool signaling, fpk_ctx *c)
 {
-    if (signaling)
+    if (signaling || f->special == FPK_SPECIAL_NONE)
         c->flags |= FPK_INVALID;
     return f->nan;
+}
+
+/* The grid is 2^e for every e, from 2^emin to 2^emax: with no fraction
+ * bits the kept significand is always 1 (odd), so RNE and RNA send a tie
+ * up, and ROD truncates.  A value that rounds below 2^emin has nothing
+ * smaller to go to: it gives 2^emin (encoding 0) with underflow and
+ * inexact, whatever its tininess before rounding; one at or above 2^emin
+ * is tiny only before rounding.  A negative value has no encoding: the NaN,
+ * invalid (under FPK_SR it still takes its counter value). */
+fpk_bits fpki_round_e8m0(const fpk_format *f, bool sign, int64_t exp, uint64_t hi,
+                         uint64_t lo, fpk_ctx *c)
+{
+    if (sign) {
+        c->sr_counter += c->round == FPK_SR; /* a rounding all the same */
+        return fpki_nan(f, true, c);
+    }
+    uint64_t sig, below;
+    int64_t e = fpki_normalise(exp, hi, lo, &sig, &below);
+    uint64_t low = (sig | (below != 0)) & INT64_MAX; /* the fraction: 63 bits, sticky */
+    bool inexact = low != 0;
+    fpk_round mode = c->round;
+    bool up;
+    if (mode == FPK_SR) {
+        up = fpki_round_sr(c, sig, below, 0, 0) && inexact;
+        mode = up ? FPK_RUP : inexact ? FPK_RTZ : FPK_RNE;
+    } else {
+        up = (low + fpki_round_bias(mode, false, 1, 63)) >> 63;
+    }
+    int64_t r = e + up;
+    if (r > f->emax)
+        return fpki_round_overflow(f, false, mode, c);
+    if (r < f->emin) {
+        c->flags |= FPK_UNDERFLOW | FPK_INEXACT;
+        return 0;
+    }
+    if (inexact)
+        c->flags |= FPK_INEXACT | (e < f->emin && c->tiny_before ? FPK_UNDERFLOW : 0);
+    return (fpk_bits)(r + f->bias);
 }
 
 fpk_bits fpki_round_pack(const fpk_format *f, bool sign, int64_t exp,

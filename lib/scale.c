@@ -28,6 +28,6 @@ fpk_bits fpk_from_double_scaled(const fpk_format *f, double x, double s, fpk_ctx
         return fpki_inf(f, sign, c);
     }
     if (a.sig == 0 || b.sig == 0)
-        return fpki_zero(f, sign);
+        return fpki_zero_result(f, sign, c);
     return fpki_round_pack128(f, sign, (int64_t)a.exp + b.exp, (fpki_u128)a.sig * b.sig, c);
 }

@@ -48,7 +48,7 @@ fpk_bits fpk_sqrt(const fpk_format *f, fpk_bits a, fpk_ctx *c)
     if (fpki_is_nan_class(x.cls))
         return fpki_nan(f, x.cls == FPK_CLASS_SNAN, c);
     if (x.cls == FPK_CLASS_ZERO)
-        return fpki_zero(f, x.sign); /* sqrt(-0) = -0 (§6.3) */
+        return fpki_zero_result(f, x.sign, c); /* sqrt(-0) = -0 (§6.3) */
     if (x.sign)
         return fpki_nan(f, true, c); /* sqrt(x < 0), -inf included (§7.2) */
     if (x.cls == FPK_CLASS_INF)

@@ -30,27 +30,42 @@ void fpk_stats_init(fpk_stats *s, const fpk_format *const *formats, int n, doubl
         s->formats[i] = formats[i];
 }
 
-/* Adds what rounding X gives in F to K. */
-static void count_rounding(fpk_format_counts *k, const fpk_format *f, double x, double scale,
-                           fpk_ctx *c)
+fpki_stats_class fpki_stats_classify(const fpk_format *f, double x, double scale, fpk_ctx *c)
 {
     c->flags = 0;
     fpk_bits z = fpk_from_double_scaled(f, x, scale, c);
     fpk_class cls = fpki_classify(f, z);
     if (cls == FPK_CLASS_ZERO)
-        k->underflow++;
-    else if (cls == FPK_CLASS_SUBNORMAL)
-        k->subnormal++;
-    else if (cls != FPK_CLASS_NORMAL || (c->flags & FPK_OVERFLOW))
-        k->overflow++;
+        return FPKI_STATS_ZERO;
+    if (cls == FPK_CLASS_SUBNORMAL)
+        return FPKI_STATS_SUBNORMAL;
+    if (cls != FPK_CLASS_NORMAL || (c->flags & FPK_OVERFLOW))
+        return FPKI_STATS_OVERFLOW;
+    return FPKI_STATS_NORMAL;
 }
 
-void fpk_stats_add(fpk_stats *s, const double *x, size_t n)
+void fpki_stats_count(fpk_format_counts *k, fpki_stats_class cls, int64_t by)
+{
+    if (cls == FPKI_STATS_ZERO)
+        k->underflow += (uint64_t)by;
+    else if (cls == FPKI_STATS_SUBNORMAL)
+        k->subnormal += (uint64_t)by;
+    else if (cls == FPKI_STATS_OVERFLOW)
+        k->overflow += (uint64_t)by;
+}
+
+fpk_ctx fpki_stats_ctx(const fpk_stats *s)
 {
     fpk_ctx c = fpk_ctx_default();
     c.round = s->round;
     c.ftz = s->ftz;
     c.saturate = s->saturate;
+    return c;
+}
+
+void fpk_stats_add(fpk_stats *s, const double *x, size_t n)
+{
+    fpk_ctx c = fpki_stats_ctx(s);
     uint64_t amax;
     memcpy(&amax, &s->amax, sizeof amax);
     for (size_t i = 0; i < n; i++) {
@@ -72,7 +87,8 @@ void fpk_stats_add(fpk_stats *s, const double *x, size_t n)
         s->log2_hist[fpki_f64_floor_log2(mag) - FPK_LOG2_MIN]++;
         for (int j = 0; j < s->nformats; j++) {
             c.sr_counter = index;
-            count_rounding(&s->fmt[j], s->formats[j], x[i], s->scale, &c);
+            fpki_stats_count(&s->fmt[j], fpki_stats_classify(s->formats[j], x[i], s->scale, &c),
+                             1);
         }
     }
     memcpy(&s->amax, &amax, sizeof amax);

@@ -6,7 +6,9 @@
  * the two neighbours of the exact result; and results from the literature
  * with expected bits written by hand.  FPK_EXHAUSTIVE=1 adds every fma
  * triple of the small formats and every fp16 and bf16 pair of add and mul
- * under RNE. */
+ * under RNE, and the option variants of every pair of the 8-bit formats of
+ * the kinds added to IEEE and FN (FNUZ, E8M0), which otherwise take the
+ * variants in turn over the pairs (every mode still sees every pair). */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -108,7 +110,8 @@ static uint64_t case_seed(const fpk_format *f, unsigned salt)
 
 /* The formats of each tcase, from the descriptor table by width, plus
  * eXmY formats named by lookup among the small ones. */
-static const char *const small_extra[] = {"e3m4", "e2m5", "e3m2", "e2m3", "e2m1", "e4m0"};
+static const char *const small_extra[] = {"e3m4", "e2m5", "e4m0", "e3m1fn", "e2m2fnuz",
+                                          "e2m0fnuz", "e1m2fnuz"};
 #define SMALL_EXTRA (sizeof small_extra / sizeof small_extra[0])
 
 static int count_formats(int min_width, int max_width)
@@ -203,6 +206,62 @@ static const struct fact {
      "fp32 1 + 2^-24 = 1"},
     {&fpk_fp64, OP_MUL, FPK_RNE, false, 0x3ff0000000000001, 0x3ff0000000000001, 0,
      0x3ff0000000000002, FPK_INEXACT, "fp64 (1+2^-52)^2 = 1+2^-51"},
+    {&fpk_e4m3fnuz, OP_ADD, FPK_RNE, false, 0x7f, 0x58, 0, 0x80, FPK_OVERFLOW | FPK_INEXACT,
+     "e4m3fnuz 240 + 8 = 248 ties to 256: overflow, NaN"},
+    {&fpk_e4m3fnuz, OP_ADD, FPK_RNE, true, 0x7f, 0x58, 0, 0x7f, FPK_OVERFLOW | FPK_INEXACT,
+     "e4m3fnuz 240 + 8 saturates to 240"},
+    {&fpk_e4m3fnuz, OP_ADD, FPK_RDN, false, 0x40, 0xc0, 0, 0x00, 0,
+     "e4m3fnuz 1 + -1 = +0 under RDN too: no -0"},
+    {&fpk_e4m3fnuz, OP_MUL, FPK_RNE, false, 0x01, 0x81, 0, 0x00, FPK_UNDERFLOW | FPK_INEXACT,
+     "e4m3fnuz 2^-10 * -2^-10 underflows to +0"},
+    {&fpk_e4m3fnuz, OP_DIV, FPK_RNE, false, 0x40, 0x00, 0, 0x80, FPK_DIVBYZERO,
+     "e4m3fnuz 1/0 is the NaN with divide-by-zero"},
+    {&fpk_e4m3fnuz, OP_DIV, FPK_RNE, true, 0xc0, 0x00, 0, 0xff, FPK_DIVBYZERO,
+     "e4m3fnuz -1/0 saturates to -240"},
+    {&fpk_e4m3fnuz, OP_ADD, FPK_RNE, false, 0x80, 0x40, 0, 0x80, 0,
+     "e4m3fnuz NaN + 1 is the NaN, quiet"},
+    {&fpk_e5m2fnuz, OP_SUB, FPK_RNE, false, 0x00, 0x00, 0, 0x00, 0, "e5m2fnuz 0 - 0 = +0"},
+    {&fpk_e2m1, OP_ADD, FPK_RNE, false, 0x7, 0x2, 0, 0x7, FPK_OVERFLOW | FPK_INEXACT,
+     "e2m1 6 + 1 = 7 ties to 8: saturates to 6 with overflow"},
+    {&fpk_e2m1, OP_ADD, FPK_RTZ, false, 0x7, 0x2, 0, 0x7, FPK_INEXACT,
+     "e2m1 6 + 1 = 6 under RTZ"},
+    {&fpk_e2m1, OP_ADD, FPK_RUP, false, 0xf, 0xc, 0, 0xf, FPK_OVERFLOW | FPK_INEXACT,
+     "e2m1 -6 + -2 = -6 with overflow under RUP too"},
+    {&fpk_e2m1, OP_MUL, FPK_RNE, false, 0x3, 0x4, 0, 0x5, 0, "e2m1 1.5 * 2 = 3"},
+    {&fpk_e2m1, OP_MUL, FPK_RNE, false, 0x1, 0x1, 0, 0x0, FPK_UNDERFLOW | FPK_INEXACT,
+     "e2m1 0.5 * 0.5 = 0.25 ties to 0"},
+    {&fpk_e2m1, OP_DIV, FPK_RNE, false, 0x2, 0x0, 0, 0x7, FPK_DIVBYZERO,
+     "e2m1 1/0 = 6 with divide-by-zero"},
+    {&fpk_e2m1, OP_DIV, FPK_RNE, false, 0xa, 0x0, 0, 0xf, FPK_DIVBYZERO,
+     "e2m1 -1/0 = -6 with divide-by-zero"},
+    {&fpk_e2m1, OP_DIV, FPK_RNE, false, 0x0, 0x8, 0, 0x8, FPK_INVALID,
+     "e2m1 0/-0 is invalid: the NaN stand-in, -0"},
+    {&fpk_e2m1, OP_SQRT, FPK_RNE, false, 0xa, 0, 0, 0x8, FPK_INVALID,
+     "e2m1 sqrt(-1) is invalid"},
+    {&fpk_e2m1, OP_SQRT, FPK_RNE, false, 0x8, 0, 0, 0x8, 0, "e2m1 sqrt(-0) = -0"},
+    {&fpk_e3m2, OP_ADD, FPK_RNE, false, 0x1f, 0x14, 0, 0x1f, FPK_OVERFLOW | FPK_INEXACT,
+     "e3m2 28 + 4 saturates to 28"},
+    {&fpk_e2m3, OP_MUL, FPK_RNE, false, 0x1f, 0x0c, 0, 0x1f, FPK_OVERFLOW | FPK_INEXACT,
+     "e2m3 7.5 * 1.5 saturates to 7.5"},
+    {&fpk_e8m0, OP_ADD, FPK_RNE, false, 0x7f, 0x7f, 0, 0x80, 0, "e8m0 1 + 1 = 2"},
+    {&fpk_e8m0, OP_ADD, FPK_RNE, false, 0x7f, 0x80, 0, 0x81, FPK_INEXACT,
+     "e8m0 1 + 2 = 3 ties up to 4"},
+    {&fpk_e8m0, OP_SUB, FPK_RNE, false, 0x7f, 0x7f, 0, 0xff, FPK_INVALID,
+     "e8m0 1 - 1: no zero, the NaN"},
+    {&fpk_e8m0, OP_SUB, FPK_RNE, false, 0x7f, 0x80, 0, 0xff, FPK_INVALID,
+     "e8m0 1 - 2: no negative numbers, the NaN"},
+    {&fpk_e8m0, OP_SUB, FPK_RNE, false, 0x80, 0x7f, 0, 0x7f, 0, "e8m0 2 - 1 = 1"},
+    {&fpk_e8m0, OP_MUL, FPK_RNE, false, 0x00, 0x7e, 0, 0x00, FPK_UNDERFLOW | FPK_INEXACT,
+     "e8m0 2^-127 * 0.5 = 2^-128 gives 2^-127 with underflow"},
+    {&fpk_e8m0, OP_MUL, FPK_RNE, false, 0xfe, 0x80, 0, 0xff, FPK_OVERFLOW | FPK_INEXACT,
+     "e8m0 2^127 * 2 overflows to the NaN"},
+    {&fpk_e8m0, OP_MUL, FPK_RNE, true, 0xfe, 0x80, 0, 0xfe, FPK_OVERFLOW | FPK_INEXACT,
+     "e8m0 2^127 * 2 saturates to 2^127"},
+    {&fpk_e8m0, OP_DIV, FPK_RNE, false, 0x7f, 0x80, 0, 0x7e, 0, "e8m0 1 / 2 = 0.5"},
+    {&fpk_e8m0, OP_SQRT, FPK_RNE, false, 0x80, 0, 0, 0x7f, FPK_INEXACT,
+     "e8m0 sqrt(2) = 1.41... rounds to 1"},
+    {&fpk_e8m0, OP_FMA, FPK_RNE, false, 0x80, 0x80, 0x7f, 0x81, FPK_INEXACT,
+     "e8m0 fma(2, 2, 1) = 5 rounds to 4"},
 };
 #define FACTS (sizeof facts / sizeof facts[0])
 
@@ -246,7 +305,9 @@ static void pairs_by_symmetry(tu_report *rep, op o, const fpk_format *f)
             /* The class of (a, b), and whether (a, b) is its least member. */
             fpk_bits member[8][2] = {{a, b}, {b, a}, {a ^ s, b ^ s}, {b ^ s, a ^ s},
                                      {a ^ s, b}, {b, a ^ s}, {a, b ^ s}, {b ^ s, a}};
-            int members = o == OP_MUL ? 8 : 4;
+            /* FNUZ: the sign bit of a zero makes the NaN, so only the swap
+             * is a symmetry. */
+            int members = f->special == FPK_SPECIAL_FNUZ ? 2 : o == OP_MUL ? 8 : 4;
             uint64_t key = a << w | b;
             bool least = true;
             for (int k = 1; k < members && least; k++)
@@ -297,14 +358,18 @@ START_TEST(small_exhaustive)
     uint64_t n = UINT64_C(1) << f->width;
     tu_report rep;
     tu_report_init(&rep, SUITE);
+    bool in_turn = !tu_exhaustive() && f->width == 8 && f->special != FPK_SPECIAL_IEEE &&
+                   f->special != FPK_SPECIAL_FN;
     for (op o = 0; o < BINARY_OPS; o++) {
         for (int mi = 0; mi < TU_MODE_COUNT; mi++)
-            for (int vi = 0; vi < TU_VARIANT_COUNT; vi++)
+            for (int vi = 0; vi < (in_turn ? 1 : TU_VARIANT_COUNT); vi++)
                 for (fpk_bits a = 0; a < n; a++)
-                    for (fpk_bits b = 0; b < n; b++)
-                        check_case(&rep, o, f, a, b, 0, tu_modes[mi], &tu_variants[vi]);
-        tu_report_line(&rep, "%s %s: every pair, every mode and variant", f->name,
-                       op_names[o]);
+                    for (fpk_bits b = 0; b < n; b++) {
+                        int v = in_turn ? (int)((a + b) % TU_VARIANT_COUNT) : vi;
+                        check_case(&rep, o, f, a, b, 0, tu_modes[mi], &tu_variants[v]);
+                    }
+        tu_report_line(&rep, "%s %s: every pair, every mode, %s", f->name, op_names[o],
+                       in_turn ? "the variants in turn" : "every variant");
     }
     for (int mi = 0; mi < TU_MODE_COUNT; mi++)
         for (int vi = 0; vi < TU_VARIANT_COUNT; vi++)
@@ -431,8 +496,9 @@ END_TEST
 /* eXmY formats beyond the built-in ones, with odd widths, one exponent bit,
  * no mantissa (FN), tiny or wide ranges: EXMY_CASES generated operands per
  * operation and mode. */
-static const char *const exmy_names[] = {"e6m9", "e11m20", "e7m30", "e3m12", "e1m3", "e8m0",
-                                         "e2m0", "e10m1", "e11m51", "e9m45", "e1m52"};
+static const char *const exmy_names[] = {
+    "e6m9", "e11m20", "e7m30", "e3m12", "e1m3", "e8m0fn", "e2m0", "e10m1", "e11m51", "e9m45",
+    "e1m52", "e5m10fnuz", "e8m7fn", "e11m52fnuz", "e4m12fn", "e1m3fnuz", "e8m0fnuz"};
 
 START_TEST(exmy_sampled)
 {
@@ -484,7 +550,8 @@ static bool sr_value(mpfr_ptr x, op o, const fpk_format *f, fpk_bits a, fpk_bits
  * one. */
 START_TEST(stochastic)
 {
-    const fpk_format *const fmts[] = {&fpk_fp16, &fpk_bf16, &fpk_e4m3, &fpk_fp32, &fpk_fp64};
+    const fpk_format *const fmts[] = {&fpk_fp16, &fpk_bf16, &fpk_e4m3,     &fpk_fp32,
+                                      &fpk_fp64, &fpk_e4m3fnuz, &fpk_e2m1, &fpk_e8m0};
     tu_report rep;
     tu_report_init(&rep, SUITE);
     mpfr_t x;

@@ -2,7 +2,14 @@
  * flags: every encoding of the 8- and 16-bit formats (and tf32) into every
  * format, in every deterministic mode and option variant; random and
  * edge-case fp32 and fp64 values; stochastic rounding checked against the
- * two neighbours and statistically; DESIGN.md's thresholds by hand. */
+ * two neighbours and statistically; DESIGN.md's thresholds and the OCP MX
+ * values by hand.
+ *
+ * The formats of the kinds added to the original IEEE and FN ones (FNUZ,
+ * NONE, E8M0) keep the default run short: as targets of the 16-bit sweeps
+ * they take the option variants in turn over the encodings (every mode
+ * still sees every encoding), of the tf32 sweep only under FPK_EXHAUSTIVE,
+ * and of the random values a twentieth, as the eXmY extras do. */
 #include <check.h>
 #include <inttypes.h>
 #include <math.h>
@@ -17,9 +24,24 @@
 static uint64_t seed;
 
 /* Extra eXmY formats (fpk_format_lookup) used as sources and targets. */
-static const char *const extra_names[] = {"e3m4", "e2m5", "e6m1", "e8m0"};
+static const char *const extra_names[] = {"e3m4", "e2m5", "e6m1", "e5m0", "e3m3fnuz"};
 #define EXTRA_COUNT (sizeof extra_names / sizeof extra_names[0])
-#define MAX_FORMATS 16
+#define MAX_FORMATS 24
+
+/* A built-in format of the original kinds: the full weight of the sweeps. */
+static bool classic(const fpk_format *f)
+{
+    bool builtin = false;
+    for (const fpk_format *const *b = fpk_formats; *b != NULL; b++)
+        builtin |= *b == f;
+    return builtin && (f->special == FPK_SPECIAL_IEEE || f->special == FPK_SPECIAL_FN);
+}
+
+/* Of the original kinds (IEEE, FN), built in or not. */
+static bool classic_kind(const fpk_format *f)
+{
+    return f->special == FPK_SPECIAL_IEEE || f->special == FPK_SPECIAL_FN;
+}
 
 /* The built-in formats (walking fpk_formats[]), then the extras. */
 static size_t all_formats(const fpk_format **out)
@@ -50,11 +72,11 @@ static ref_result check_one(tu_report *rep, const fpk_format *to, const fpk_form
     return want;
 }
 
-/* Every encoding of FROM into every format, every mode, under variant V. */
-static void every_encoding(tu_report *rep, const fpk_format *from, const tu_variant *v)
+/* Every encoding of FROM into every format of TO[0..NTO-1], every mode,
+ * under variant V. */
+static void every_encoding(tu_report *rep, const fpk_format *from, const fpk_format *const *to,
+                           size_t nto, const tu_variant *v)
 {
-    const fpk_format *to[MAX_FORMATS];
-    size_t nto = all_formats(to);
     uint64_t count = UINT64_C(1) << from->width;
     for (size_t t = 0; t < nto; t++)
         for (int m = 0; m < TU_MODE_COUNT; m++) {
@@ -66,30 +88,60 @@ static void every_encoding(tu_report *rep, const fpk_format *from, const tu_vari
                    TU_MODE_COUNT);
 }
 
+/* Every encoding of FROM into TO in every mode, the option variants in
+ * turn over the encodings. */
+static void every_encoding_variants_in_turn(tu_report *rep, const fpk_format *from,
+                                            const fpk_format *to)
+{
+    uint64_t count = UINT64_C(1) << from->width;
+    for (int m = 0; m < TU_MODE_COUNT; m++)
+        for (uint64_t a = 0; a < count; a++) {
+            const tu_variant *v = &tu_variants[a % TU_VARIANT_COUNT];
+            fpk_ctx c = tu_ctx(tu_modes[m], v);
+            check_one(rep, to, from, a, &c, v->name);
+        }
+    tu_report_line(rep, "every %s -> %s, every mode, variants in turn", from->name, to->name);
+}
+
 START_TEST(test_exhaustive_small)
 {
     tu_report rep;
     tu_report_init(&rep, SUITE);
-    const fpk_format *from[MAX_FORMATS];
-    size_t n = all_formats(from);
+    const fpk_format *from[MAX_FORMATS], *to[MAX_FORMATS], *light[MAX_FORMATS];
+    size_t n = all_formats(from), nto = 0, nlight = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tu_exhaustive() || classic_kind(from[i]))
+            to[nto++] = from[i];
+        else
+            light[nlight++] = from[i];
+    }
     for (size_t i = 0; i < n; i++) {
         if (from[i]->width > 16)
             continue;
+        bool wide = from[i]->width > 8;
         for (int v = 0; v < TU_VARIANT_COUNT; v++)
-            every_encoding(&rep, from[i], &tu_variants[v]);
+            every_encoding(&rep, from[i], wide ? to : from, wide ? nto : n, &tu_variants[v]);
+        for (size_t t = 0; wide && t < nlight; t++)
+            every_encoding_variants_in_turn(&rep, from[i], light[t]);
     }
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
 
-/* tf32's 2^19 encodings: plain always, the option variants when exhaustive. */
+/* tf32's 2^19 encodings: plain always, the option variants when exhaustive;
+ * the targets of the added kinds only when exhaustive. */
 START_TEST(test_exhaustive_tf32)
 {
     tu_report rep;
     tu_report_init(&rep, SUITE);
+    const fpk_format *all[MAX_FORMATS], *to[MAX_FORMATS];
+    size_t n = all_formats(all), nto = 0;
+    for (size_t i = 0; i < n; i++)
+        if (tu_exhaustive() || classic_kind(all[i]))
+            to[nto++] = all[i];
     int variants = tu_exhaustive() ? TU_VARIANT_COUNT : 1;
     for (int v = 0; v < variants; v++)
-        every_encoding(&rep, &fpk_tf32, &tu_variants[v]);
+        every_encoding(&rep, &fpk_tf32, to, nto, &tu_variants[v]);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
@@ -108,8 +160,9 @@ static void random_values(const fpk_format *from, uint64_t n)
     for (int v = 0; v < TU_VARIANT_COUNT; v++) {
         const tu_variant *var = &tu_variants[v];
         for (size_t t = 0; t < nto; t++) {
-            /* the built-in targets get the full count, the extras a tenth */
-            uint64_t count = (v == 0 ? n : n / 10) / (t < nto - EXTRA_COUNT ? 1 : 10);
+            /* the built-in targets of the original kinds get the full
+             * count, the others a twentieth */
+            uint64_t count = (v == 0 ? n : n / 10) / (classic(to[t]) ? 1 : 20);
             for (int m = 0; m < TU_MODE_COUNT; m++) {
                 fpk_ctx c = tu_ctx(tu_modes[m], var);
                 for (uint64_t i = 0; i < count; i++) {
@@ -189,6 +242,9 @@ typedef struct hand_case {
 START_TEST(test_thresholds)
 {
     const fpk_format *h = &fpk_fp16, *e4 = &fpk_e4m3, *e5 = &fpk_e5m2, *bf = &fpk_bf16;
+    const fpk_format *n4 = &fpk_e4m3fnuz, *n5 = &fpk_e5m2fnuz, *m6a = &fpk_e3m2,
+                     *m6b = &fpk_e2m3, *m4 = &fpk_e2m1, *s8 = &fpk_e8m0;
+    const fpk_format *e34 = fpk_format_lookup("e3m4");
     const hand_case cases[] = {
         /* fp16: |x| <= 2^-25 to zero, >= 65520 to infinity */
         {h, FPK_RNE, PLAIN, 0x1p-25, 0x0000, UF},
@@ -270,6 +326,93 @@ START_TEST(test_thresholds)
         {bf, FPK_RNE, PLAIN, 0x1.0000000000001p-134, 0x0001, UF},
         {bf, FPK_RNE, PLAIN, 0x1p-133, 0x0001, NONE},
         {bf, FPK_RNE, PLAIN, 0x1.ffp127, 0x7f80, OF},
+        /* OCP MX v1.0 §5.3.3: E2M1 holds 0, 0.5, 1, 1.5, 2, 3, 4, 6 and
+         * their negatives; E2M3's largest value is 7.5, E3M2's 28.  No
+         * infinity, no NaN: overflow saturates with the overflow flag,
+         * infinity gives max with invalid, NaN the sign bit alone with
+         * invalid (ml_dtypes' encoding of NaN). */
+        {m4, FPK_RNE, PLAIN, 0, 0x0, NONE},
+        {m4, FPK_RNE, PLAIN, 0.5, 0x1, NONE},
+        {m4, FPK_RNE, PLAIN, 1, 0x2, NONE},
+        {m4, FPK_RNE, PLAIN, 1.5, 0x3, NONE},
+        {m4, FPK_RNE, PLAIN, 2, 0x4, NONE},
+        {m4, FPK_RNE, PLAIN, 3, 0x5, NONE},
+        {m4, FPK_RNE, PLAIN, 4, 0x6, NONE},
+        {m4, FPK_RNE, PLAIN, 6, 0x7, NONE},
+        {m4, FPK_RNE, PLAIN, -6, 0xf, NONE},
+        {m4, FPK_RNE, PLAIN, -0.0, 0x8, NONE},
+        {m4, FPK_RNE, PLAIN, 0.25, 0x0, UF},  /* a tie, to even: 0 */
+        {m4, FPK_RNE, PLAIN, 0.75, 0x2, UF},  /* a tie, to even: 1 */
+        {m4, FPK_RNE, PLAIN, 5, 0x6, IX},     /* a tie, to even: 4 */
+        {m4, FPK_RNE, PLAIN, 6.5, 0x7, IX},
+        {m4, FPK_RNE, PLAIN, 7, 0x7, OF},     /* a tie, to 8: saturates */
+        {m4, FPK_RNE, PLAIN, 100, 0x7, OF},
+        {m4, FPK_RNE, PLAIN, -100, 0xf, OF},
+        {m4, FPK_RTZ, PLAIN, 7.9, 0x7, IX},
+        {m4, FPK_RTZ, PLAIN, 8, 0x7, OF},
+        {m4, FPK_RUP, PLAIN, -100, 0xf, OF},
+        {m4, FPK_RUP, PLAIN, 6.5, 0x7, OF},
+        {m4, FPK_RNE, PLAIN, INFINITY, 0x7, IV},
+        {m4, FPK_RNE, PLAIN, -INFINITY, 0xf, IV},
+        {m4, FPK_RNE, PLAIN, NAN, 0x8, IV},
+        {m6b, FPK_RNE, PLAIN, 7.5, 0x1f, NONE},
+        {m6b, FPK_RNE, PLAIN, 7.75, 0x1f, OF},
+        {m6b, FPK_RNE, PLAIN, 0.125, 0x01, NONE},
+        {m6b, FPK_RNE, PLAIN, -1, 0x28, NONE},
+        {m6a, FPK_RNE, PLAIN, 28, 0x1f, NONE},
+        {m6a, FPK_RNE, PLAIN, 29, 0x1f, IX},
+        {m6a, FPK_RNE, PLAIN, 30, 0x1f, OF},
+        {m6a, FPK_RNE, PLAIN, 0.0625, 0x01, NONE},
+        {m6a, FPK_RNE, PLAIN, -28, 0x3f, NONE},
+        /* FNUZ: bias 8 and 16, no -0, 0x80 the NaN */
+        {n4, FPK_RNE, PLAIN, 240, 0x7f, NONE},
+        {n4, FPK_RNE, PLAIN, 247, 0x7f, IX},
+        {n4, FPK_RNE, PLAIN, 248, 0x80, OF},
+        {n4, FPK_RNE, SAT, 248, 0x7f, OF},
+        {n4, FPK_RNE, SAT, -1000, 0xff, OF},
+        {n4, FPK_RNE, PLAIN, 1, 0x40, NONE},
+        {n4, FPK_RNE, PLAIN, -0.0, 0x00, NONE},
+        {n4, FPK_RNE, PLAIN, 0x1p-10, 0x01, NONE},
+        {n4, FPK_RNE, PLAIN, -0x1p-11, 0x00, UF},
+        {n4, FPK_RDN, PLAIN, -0x1p-11, 0x81, UF},
+        {n4, FPK_RNE, FTZ, -0x1p-8, 0x00, UF},
+        {n4, FPK_RNE, PLAIN, INFINITY, 0x80, IV},
+        {n4, FPK_RNE, SAT, -INFINITY, 0xff, IV},
+        {n4, FPK_RNE, PLAIN, NAN, 0x80, NONE},
+        {n5, FPK_RNE, PLAIN, 57344, 0x7f, NONE},
+        {n5, FPK_RNE, PLAIN, 61440, 0x80, OF},
+        {n5, FPK_RNE, PLAIN, 0x1p-17, 0x01, NONE},
+        {n5, FPK_RNE, PLAIN, 0x1p-15, 0x04, NONE},
+        /* E8M0: 2^-127 .. 2^127, ties up, no zero, no sign */
+        {s8, FPK_RNE, PLAIN, 1, 0x7f, NONE},
+        {s8, FPK_RNE, PLAIN, 0x1p-127, 0x00, NONE},
+        {s8, FPK_RNE, PLAIN, 0x1p127, 0xfe, NONE},
+        {s8, FPK_RNE, PLAIN, 1.5, 0x80, IX},
+        {s8, FPK_RNE, PLAIN, 1.4, 0x7f, IX},
+        {s8, FPK_RNE, PLAIN, 3, 0x81, IX},
+        {s8, FPK_RNE, PLAIN, 0.75, 0x7f, IX},
+        {s8, FPK_RTZ, PLAIN, 1.9, 0x7f, IX},
+        {s8, FPK_RUP, PLAIN, 1.1, 0x80, IX},
+        {s8, FPK_RNE, PLAIN, 0, 0xff, IV},
+        {s8, FPK_RNE, PLAIN, -0.0, 0xff, IV},
+        {s8, FPK_RNE, PLAIN, -1, 0xff, IV},
+        {s8, FPK_RNE, PLAIN, 0x1p-128, 0x00, UF},
+        {s8, FPK_RNE, PLAIN, 0x1.8p-128, 0x00, IX}, /* rounds up to 2^-127 */
+        {s8, FPK_RNE, BEFORE, 0x1.8p-128, 0x00, UF},
+        {s8, FPK_RNE, PLAIN, 0x1.6p-128, 0x00, UF},
+        {s8, FPK_RUP, PLAIN, 0x1p-200, 0x00, UF},
+        {s8, FPK_RNE, PLAIN, 0x1.8p127, 0xff, OF},
+        {s8, FPK_RNE, SAT, 0x1.8p127, 0xfe, OF},
+        {s8, FPK_RTZ, PLAIN, 0x1.fp127, 0xfe, IX},
+        {s8, FPK_RTZ, PLAIN, 0x1p128, 0xfe, OF},
+        {s8, FPK_RNE, PLAIN, INFINITY, 0xff, IV},
+        {s8, FPK_RNE, SAT, INFINITY, 0xfe, IV},
+        {s8, FPK_RNE, SAT, -INFINITY, 0xff, IV},
+        {s8, FPK_RNE, PLAIN, NAN, 0xff, NONE},
+        /* e3m4, the IEEE-like eXmY (ml_dtypes' float8_e3m4): max 15.5 */
+        {e34, FPK_RNE, PLAIN, 15.5, 0x6f, NONE},
+        {e34, FPK_RNE, PLAIN, 15.75, 0x70, OF},
+        {e34, FPK_RNE, PLAIN, 0x1p-6, 0x01, NONE},
     };
     tu_report rep;
     tu_report_init(&rep, SUITE);
@@ -308,6 +451,18 @@ START_TEST(test_thresholds)
         {&fpk_tf32, &fpk_fp32, 0x7f7fffff, 0x3fc00, OF},
         {&fpk_bf16, &fpk_tf32, 0x3fbff, 0x7f80, OF},
         {&fpk_tf32, &fpk_fp64, 0x7ff0000000000000, 0x3fc00, NONE},
+        {&fpk_fp32, &fpk_e8m0, 0x00, 0x00400000, NONE}, /* 2^-127 */
+        {&fpk_fp32, &fpk_e8m0, 0xff, 0x7fc00000, NONE},
+        {&fpk_fp16, &fpk_e4m3fnuz, 0x80, 0x7e00, NONE},
+        {&fpk_e4m3fnuz, &fpk_fp16, 0x8000, 0x00, NONE},
+        {&fpk_fp32, &fpk_e2m1, 0x8, 0x80000000, NONE},
+        {&fpk_e2m1, &fpk_fp32, 0x7fc00000, 0x8, IV},
+        {&fpk_e2m1, &fpk_fp32, 0xffc00001, 0x8, IV},
+        {&fpk_e8m0, &fpk_fp32, 0x7f800001, 0xff, IV},
+        {&fpk_e4m3fnuz, &fpk_e4m3, 0x7e, 0x80, OF}, /* 448 beyond 240: NaN */
+        {&fpk_e4m3, &fpk_e4m3fnuz, 0x7f, 0x77, NONE}, /* 240 */
+        {&fpk_e2m1, &fpk_e8m0, 0x81, 0x6, NONE},      /* 4 */
+        {&fpk_e8m0, &fpk_e2m1, 0x5, 0x81, IX},        /* 3 ties up to 4 */
     };
     for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++) {
         fpk_ctx c = fpk_ctx_default();

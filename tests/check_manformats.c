@@ -60,7 +60,22 @@ static void hex(char *buf, size_t len, const fpk_format *f, fpk_bits a)
     snprintf(buf, len, "0x%0*llx", (int)(digits < 16 ? digits : 16), (unsigned long long)a);
 }
 
-/* The text the page must show for F under column COL. */
+/* The name of a special-value rule on the page. */
+static const char *rule_name(fpk_special sp)
+{
+    switch (sp) {
+    case FPK_SPECIAL_IEEE: return "IEEE";
+    case FPK_SPECIAL_FN: return "FN";
+    case FPK_SPECIAL_FNUZ: return "FNUZ";
+    case FPK_SPECIAL_NONE: return "NONE";
+    case FPK_SPECIAL_E8M0: return "E8M0";
+    }
+    return "?";
+}
+
+/* The text the page must show for F under column COL: "none" for what F
+ * does not have (E8M0 has no subnormals and no sign, FNUZ no -0, NONE no
+ * NaN). */
 static void expected(char *buf, size_t len, const fpk_format *f, const char *col)
 {
     if (strcmp(col, "width") == 0)
@@ -72,13 +87,15 @@ static void expected(char *buf, size_t len, const fpk_format *f, const char *col
     else if (strcmp(col, "bias") == 0)
         snprintf(buf, len, "%d", f->bias);
     else if (strcmp(col, "specials") == 0)
-        snprintf(buf, len, "%s", f->special == FPK_SPECIAL_FN ? "FN" : "IEEE");
+        snprintf(buf, len, "%s", rule_name(f->special));
     else if (strcmp(col, "aliases") == 0)
         snprintf(buf, len, "%s", *f->aliases ? f->aliases : "none");
     else if (strcmp(col, "emin") == 0)
         snprintf(buf, len, "%d", f->emin);
     else if (strcmp(col, "emax") == 0)
         snprintf(buf, len, "%d", f->emax);
+    else if (strcmp(col, "min subnormal") == 0 && f->special == FPK_SPECIAL_E8M0)
+        snprintf(buf, len, "none");
     else if (strcmp(col, "min subnormal") == 0)
         snprintf(buf, len, "2^%d", f->emin - f->man_bits);
     else if (strcmp(col, "min normal") == 0)
@@ -97,6 +114,8 @@ static void expected(char *buf, size_t len, const fpk_format *f, const char *col
         hex(buf, len, f, (fpk_bits)f->bias << f->man_bits);
     else if (strcmp(col, "+max") == 0)
         hex(buf, len, f, f->max_finite);
+    else if (strcmp(col, "-0") == 0 && (f->special == FPK_SPECIAL_FNUZ || !f->sign_mask))
+        snprintf(buf, len, "none");
     else if (strcmp(col, "-0") == 0)
         hex(buf, len, f, f->sign_mask);
     else if (strcmp(col, "+inf") == 0 || strcmp(col, "-inf") == 0) {
@@ -104,7 +123,9 @@ static void expected(char *buf, size_t len, const fpk_format *f, const char *col
             snprintf(buf, len, "none");
         else
             hex(buf, len, f, f->inf | (col[0] == '-' ? f->sign_mask : 0));
-    } else
+    } else if (f->special == FPK_SPECIAL_NONE)
+        snprintf(buf, len, "none");
+    else
         hex(buf, len, f, f->nan);
 }
 

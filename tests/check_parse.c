@@ -273,7 +273,8 @@ static size_t boundary_encodings(const fpk_format *f, fpk_bits *out, int random,
                         one - 1, one, one + 1, f->max_finite - 1, f->max_finite};
     size_t n = 0;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        out[n++] = fixed[i];
+        if (fixed[i] <= f->max_finite) /* E8M0 has no mantissa: man_mask - 1 wraps */
+            out[n++] = fixed[i];
     while (random > 0) {
         fpk_bits a = tu_gen(f, NULL, r) & ~f->sign_mask;
         if (a <= f->max_finite) {

@@ -78,7 +78,7 @@ static char *lib_text(size_t (*writer)(const fpk_format *, fpk_bits, char *, siz
     size_t n = writer(f, a, NULL, 0) + 1;
     char *s = malloc(n);
     if (!s)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
     writer(f, a, s, n);
     return s;
 }
@@ -123,6 +123,39 @@ static json_t *flags_json(unsigned flags)
         if (flags & (1u << i))
             json_array_append_new(a, json_string(names[i]));
     return a;
+}
+
+/* The special-value rule, for --info. */
+static const char *rule_text(const fpk_format *f)
+{
+    switch (f->special) {
+    case FPK_SPECIAL_IEEE: return "IEEE";
+    case FPK_SPECIAL_FN: return "FN (no infinity; only S.1..1.1..1 is NaN)";
+    case FPK_SPECIAL_FNUZ: return "FNUZ (no infinity, no -0; only 1.0..0.0..0 is NaN)";
+    case FPK_SPECIAL_NONE:
+        return "NONE (no infinity, no NaN: overflow saturates; an invalid result is -0)";
+    case FPK_SPECIAL_E8M0: return "E8M0 (unsigned powers of two, no zero; only 1..1 is NaN)";
+    }
+    return "?";
+}
+
+/* The special values in brief, for --formats. */
+static const char *specials_text(const fpk_format *f)
+{
+    switch (f->special) {
+    case FPK_SPECIAL_IEEE: return "inf, NaN";
+    case FPK_SPECIAL_FN: return "NaN only (no inf)";
+    case FPK_SPECIAL_FNUZ: return "NaN only (no inf, no -0)";
+    case FPK_SPECIAL_NONE: return "none (no inf, no NaN)";
+    case FPK_SPECIAL_E8M0: return "NaN only (unsigned, no 0)";
+    }
+    return "?";
+}
+
+/* The smallest positive normal encoding: E8M0's exponent field 0 is one. */
+static fpk_bits min_normal(const fpk_format *f)
+{
+    return f->special == FPK_SPECIAL_E8M0 ? 0 : (fpk_bits)1 << f->man_bits;
 }
 
 static int hex_digits(const fpk_format *f)
@@ -179,7 +212,7 @@ static json_t *describe(const fpk_format *f, fpk_bits a, const opts *o, FILE *ou
     bool sign = fpk_signbit(f, a);
     fpk_bits ef = (a & f->exp_mask) >> f->man_bits, man = a & f->man_mask;
     char sbits[2], ebits[16], mbits[64], hexs[24];
-    bin(sbits, sign, 1);
+    bin(sbits, sign, f->sign_mask != 0); /* E8M0 has no sign bit */
     bin(ebits, ef, f->exp_bits);
     bin(mbits, man, f->man_bits);
     snprintf(hexs, sizeof hexs, "0x%0*" PRIx64, hex_digits(f), a);
@@ -218,7 +251,10 @@ static json_t *describe(const fpk_format *f, fpk_bits a, const opts *o, FILE *ou
     } else {
         fprintf(out, "%s %s\n", f->name, hexs);
         fprintf(out, "  fields       %s | %s | %s   (sign | exponent | mantissa)\n", sbits, ebits, mbits);
-        fprintf(out, "  sign         %s (%c)\n", sbits, sign ? '-' : '+');
+        if (f->sign_mask)
+            fprintf(out, "  sign         %s (%c)\n", sbits, sign ? '-' : '+');
+        else
+            fprintf(out, "  sign         none (unsigned)\n");
         fprintf(out, "  exponent     %s = %" PRIu64 ", unbiased %d, bias %d%s\n", ebits, ef, unbiased, f->bias,
                 k == FPK_CLASS_SUBNORMAL || k == FPK_CLASS_ZERO ? " (field 0 reads as emin)" : "");
         if (finite)
@@ -261,7 +297,7 @@ static json_t *conversions(const fpk_format *f, fpk_bits a, const opts *o, FILE 
         bool overflow = (c.flags & FPK_OVERFLOW) != 0;
         double re = rel_error(x, z);
         int dir = mpfr_nan_p(x) || mpfr_nan_p(z) ? 0 : mpfr_cmp(z, x);
-        const char *note = mpfr_nan_p(x) ? "NaN"
+        const char *note = mpfr_nan_p(x) ? (mpfr_nan_p(z) ? "NaN" : "NaN, which the format lacks")
                            : mpfr_nan_p(z) ? (overflow ? "overflowed to NaN" : "became NaN")
                            : overflow && mpfr_inf_p(z)       ? "overflowed to inf"
                            : overflow                        ? "overflowed, held at max finite"
@@ -286,7 +322,7 @@ static json_t *conversions(const fpk_format *f, fpk_bits a, const opts *o, FILE 
                 snprintf(res, sizeof res, "%.3e", re);
             else
                 snprintf(res, sizeof res, "inf");
-            fprintf(out, "    %-6s %-20s %-26s rel.err %-10s %-18s %s\n", t->name, h, v, res, fl, note);
+            fprintf(out, "    %-8s %-20s %-26s rel.err %-10s %-18s %s\n", t->name, h, v, res, fl, note);
         }
         free(h), free(v);
     }
@@ -362,13 +398,18 @@ static void inspect(const char *arg, const opts *o)
         mpfr_snprintf(err_s, sizeof err_s, "%.6Rg", d);
         flags_text(c.flags, fl, sizeof fl);
         bool to_nan = mpfr_nan_p(z) && !mpfr_nan_p(x); /* inf into e4m3 */
-        const char *how = to_nan ? "NaN" : dir > 0 ? "up" : dir < 0 ? "down" : "exact";
+        bool from_nan = mpfr_nan_p(x) && !mpfr_nan_p(z); /* NaN into e2m1 */
+        const char *how = to_nan     ? "NaN"
+                          : from_nan ? "no NaN in the format"
+                          : dir > 0  ? "up"
+                          : dir < 0  ? "down"
+                                     : "exact";
         if (o->json) {
             rounding = json_pack("{s:s,s:s,s:s,s:o,s:o}", "mode", cli_round_name(o->ctx.round), "direction", how,
                                  "error", err_s, "rel_error", num_json(re), "flags", flags_json(c.flags));
         } else {
             fprintf(out, "input %s\n", arg);
-            if (dir || to_nan)
+            if (dir || to_nan || from_nan)
                 fprintf(out, "  rounded      %s into %s: %s, error %s (relative %.3e), flags %s\n",
                         cli_round_name(o->ctx.round), f->name, how, err_s, re, fl);
             else
@@ -402,7 +443,7 @@ static fpk_bits probe(const fpk_format *f, const opts *o, bool neg, uint64_t m, 
     fpk_ctx c = o->ctx;
     fpk_bits z = 0;
     if (fpk_parse(f, s, &z, &c, NULL) != FPK_OK)
-        cli_die(CLI_EXIT_FAILURE, "internal error parsing %s", s);
+        cli_die(CLI_EXIT_INTERNAL, "internal error parsing %s", s);
     *flags = c.flags;
     return z;
 }
@@ -486,17 +527,21 @@ static char *overflow_threshold(const fpk_format *f, const opts *o, bool neg)
 
 static void info(const fpk_format *f, const opts *o)
 {
-    fpk_bits minn = (fpk_bits)1 << f->man_bits, mins = 1;
+    fpk_bits minn = min_normal(f), mins = 1;
     int m = f->man_bits;
     double digits = (m + 1) * log10(2.0);
     int binades = f->emax - f->emin + 1;
-    char *z_pos = zero_threshold(f, o, false), *z_neg = zero_threshold(f, o, true);
-    char *o_pos = overflow_threshold(f, o, false), *o_neg = overflow_threshold(f, o, true);
-    char *maxv = exact_text(f, f->max_finite), *minnv = exact_text(f, minn), *minsv = exact_text(f, mins);
+    bool signed_ = f->sign_mask != 0, subnormals = m > 0 && f->special != FPK_SPECIAL_E8M0;
+    char *z_pos = zero_threshold(f, o, false), *o_pos = overflow_threshold(f, o, false);
+    char *z_neg = signed_ ? zero_threshold(f, o, true) : cli_strf("no negative numbers");
+    char *o_neg = signed_ ? overflow_threshold(f, o, true) : cli_strf("no negative numbers");
+    char *maxv = exact_text(f, f->max_finite), *minnv = exact_text(f, minn);
+    char *minsv = subnormals ? exact_text(f, mins) : cli_strf("none");
     char *eps = pow2_text(-m), *u = pow2_text(-m - 1);
-    char *maxh = bits_hex(f, f->max_finite), *minnh = bits_hex(f, minn), *minsh = bits_hex(f, mins);
+    char *maxh = bits_hex(f, f->max_finite), *minnh = bits_hex(f, minn);
+    char *minsh = subnormals ? bits_hex(f, mins) : cli_strf("none");
     char *nanh = bits_hex(f, f->nan), *infh = f->inf ? bits_hex(f, f->inf) : cli_strf("none");
-    const char *spec = f->special == FPK_SPECIAL_IEEE ? "IEEE" : "FN (no infinity; only S.1..1.1..1 is NaN)";
+    const char *spec = rule_text(f);
     if (o->json) {
         json_t *j = json_pack("{s:s,s:s,s:i,s:i,s:i,s:i,s:s,s:{s:s,s:s},s:{s:s,s:s},s:{s:s,s:s},"
                               "s:s,s:s,s:{s:s,s:i},s:{s:s,s:i},s:f,s:i,s:i,s:s,"
@@ -514,7 +559,8 @@ static void info(const fpk_format *f, const opts *o)
         json_decref(j);
     } else {
         printf("%s%s%s%s\n", f->name, *f->aliases ? " (also " : "", f->aliases, *f->aliases ? ")" : "");
-        printf("  width            %d bits: 1 sign, %d exponent, %d mantissa\n", f->width, f->exp_bits, m);
+        printf("  width            %d bits: %s sign, %d exponent, %d mantissa\n", f->width,
+               signed_ ? "1" : "no", f->exp_bits, m);
         printf("  bias             %d (emin %d, emax %d)\n", f->bias, f->emin, f->emax);
         printf("  special values   %s; NaN %s, inf %s\n", spec, nanh, infh);
         printf("  max finite       %-10s %s\n", maxh, maxv);
@@ -522,7 +568,7 @@ static void info(const fpk_format *f, const opts *o)
             printf("  min normal       %-10s 2^%d = %s\n", minnh, f->emin, minnv);
         else
             printf("  min normal       none (the format has no normal numbers)\n");
-        if (m > 0 && mins <= f->max_finite)
+        if (subnormals && mins <= f->max_finite)
             printf("  min subnormal    %-10s 2^%d = %s\n", minsh, f->emin - m, minsv);
         else
             printf("  min subnormal    none (the format has no subnormal numbers)\n");
@@ -579,14 +625,15 @@ static void formats(const opts *o)
 {
     json_t *arr = json_array();
     if (!o->json)
-        printf("%-6s %5s %4s %4s %5s  %-24s %-24s %-24s %6s  %s\n", "name", "bits", "exp", "man", "bias", "max finite",
+        printf("%-8s %5s %4s %4s %5s  %-24s %-24s %-24s %6s  %s\n", "name", "bits", "exp", "man", "bias", "max finite",
                "min normal", "min subnormal", "digits", "specials");
     for (const fpk_format *const *p = fpk_formats; *p; p++) {
         const fpk_format *f = *p;
-        char *maxv = exact_text(f, f->max_finite), *minn = exact_text(f, (fpk_bits)1 << f->man_bits),
-             *mins = exact_text(f, 1);
+        bool subnormals = f->man_bits > 0 && f->special != FPK_SPECIAL_E8M0;
+        char *maxv = exact_text(f, f->max_finite), *minn = exact_text(f, min_normal(f)),
+             *mins = subnormals ? exact_text(f, 1) : cli_strf("none");
         double digits = (f->man_bits + 1) * log10(2.0);
-        const char *spec = f->special == FPK_SPECIAL_IEEE ? "inf, NaN" : "NaN only (no inf)";
+        const char *spec = specials_text(f);
         if (o->json) {
             json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:i,s:i,s:i,s:s,s:s,s:s,s:f,s:s}", "name", f->name,
                                                  "aliases", f->aliases, "width", f->width, "exp_bits", f->exp_bits,
@@ -599,8 +646,11 @@ static void formats(const opts *o)
             char a[25], b[25], c[25];
             snprintf(a, sizeof a, "%.6g", fpk_to_double(f, f->max_finite));
             snprintf(b, sizeof b, "2^%d", f->emin);
-            snprintf(c, sizeof c, "2^%d", f->emin - f->man_bits);
-            printf("%-6s %5d %4d %4d %5d  %-24s %-24s %-24s %6.2f  %s\n", f->name, f->width, f->exp_bits, f->man_bits,
+            if (subnormals)
+                snprintf(c, sizeof c, "2^%d", f->emin - f->man_bits);
+            else
+                snprintf(c, sizeof c, "none");
+            printf("%-8s %5d %4d %4d %5d  %-24s %-24s %-24s %6.2f  %s\n", f->name, f->width, f->exp_bits, f->man_bits,
                    f->bias, a, b, c, digits, spec);
         }
         free(maxv), free(minn), free(mins);
@@ -715,6 +765,6 @@ int main(int argc, char **argv)
         inspect(values[i], &o);
     free(values);
     if (fflush(stdout) != 0 || ferror(stdout))
-        cli_die(CLI_EXIT_FAILURE, "writing the output failed: %s", strerror(errno));
+        cli_die(CLI_EXIT_INTERNAL, "writing the output failed: %s", strerror(errno));
     return 0;
 }

@@ -25,9 +25,14 @@ bool ref_decode(mpfr_ptr x, const fpk_format *f, fpk_bits a);
 /* Rounds the value X + DIR*epsilon into F: DIR is 0 if X is exact, and the
  * sign of (true value - X) otherwise, for a true value strictly between X and
  * the next number of X's precision (an "inexact" truncation).  X may be zero
- * (signed), infinite or NaN (the canonical NaN, no flags: the caller raises
- * invalid).  Returns the encoding and the flags raised. */
+ * (signed), infinite or NaN (ref_nan(F, false): the caller raises invalid
+ * where the operation is invalid).  Returns the encoding and the flags
+ * raised. */
 ref_result ref_round(const fpk_format *f, mpfr_srcptr x, int dir, const fpk_ctx *c);
+
+/* The canonical NaN as a result: flags invalid if INVALID, and always in a
+ * FPK_SPECIAL_NONE format, which has no NaN (its .nan stands in). */
+ref_result ref_nan(const fpk_format *f, bool invalid);
 
 /* True if A is a signaling NaN of F: in an IEEE format, the all-ones
  * exponent with a nonzero mantissa whose top bit is clear (FN formats have

@@ -21,15 +21,6 @@ static long exp_hi(const fpk_format *f)
     return (1L << f->exp_bits) - f->bias;
 }
 
-static ref_result nan_result(const fpk_format *f, bool invalid, const fpk_ctx *c)
-{
-    MPFR_DECL_INIT(x, 2);
-    mpfr_set_nan(x);
-    ref_result r = ref_round(f, x, 0, c);
-    r.flags = invalid ? FPK_INVALID : 0;
-    return r;
-}
-
 /* +-0 as the sum of two zeros or of an exact cancellation: the common sign
  * if both addends are zeros of the same sign; otherwise +0, -0 under RDN
  * (IEEE 754-2019 §6.3). */
@@ -50,15 +41,21 @@ static void check_exact(int ternary, const char *op)
     }
 }
 
-ref_result ref_add(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c)
+/* A + B, or A - B when NEGATE_B: the sign of B's value (zero included) is
+ * flipped after decoding, as its encoding may have no room for it (no -0
+ * in FNUZ, no sign bit in E8M0); a NaN stays a NaN. */
+static ref_result add_or_sub(const fpk_format *f, fpk_bits a, fpk_bits b, bool negate_b,
+                             const fpk_ctx *c)
 {
     MPFR_DECL_INIT(x, 64);
     MPFR_DECL_INIT(y, 64);
     bool xn = !ref_decode_ctx(x, f, a, c), yn = !ref_decode_ctx(y, f, b, c);
+    if (negate_b)
+        mpfr_neg(y, y, MPFR_RNDN);
     if (xn || yn)
-        return nan_result(f, ref_is_snan(f, a) || ref_is_snan(f, b), c);
+        return ref_nan(f, ref_is_snan(f, a) || ref_is_snan(f, b));
     if (mpfr_inf_p(x) && mpfr_inf_p(y) && mpfr_signbit(x) != mpfr_signbit(y))
-        return nan_result(f, true, c); /* inf - inf */
+        return ref_nan(f, true); /* inf - inf */
 
     /* Both are multiples of 2^lo below 2^hi: the sum needs hi - lo + 1 bits. */
     MPFR_DECL_INIT(s, exp_hi(f) - exp_lo(f) + 2);
@@ -68,12 +65,14 @@ ref_result ref_add(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c
     return ref_round(f, s, 0, c);
 }
 
+ref_result ref_add(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c)
+{
+    return add_or_sub(f, a, b, false, c);
+}
+
 ref_result ref_sub(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c)
 {
-    /* a - b is a + (-b) in every case, NaNs (the sign bit does not make a
-     * NaN quiet or signaling) and zeros included. */
-    fpk_bits sign = UINT64_C(1) << (f->exp_bits + f->man_bits);
-    return ref_add(f, a, b ^ sign, c);
+    return add_or_sub(f, a, b, true, c);
 }
 
 ref_result ref_mul(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c)
@@ -82,9 +81,9 @@ ref_result ref_mul(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c
     MPFR_DECL_INIT(y, 64);
     bool xn = !ref_decode_ctx(x, f, a, c), yn = !ref_decode_ctx(y, f, b, c);
     if (xn || yn)
-        return nan_result(f, ref_is_snan(f, a) || ref_is_snan(f, b), c);
+        return ref_nan(f, ref_is_snan(f, a) || ref_is_snan(f, b));
     if ((mpfr_zero_p(x) && mpfr_inf_p(y)) || (mpfr_inf_p(x) && mpfr_zero_p(y)))
-        return nan_result(f, true, c); /* 0 * inf */
+        return ref_nan(f, true); /* 0 * inf */
 
     MPFR_DECL_INIT(p, 2 * (f->man_bits + 1));
     check_exact(mpfr_mul(p, x, y, MPFR_RNDN), "mul");
@@ -98,9 +97,9 @@ ref_result ref_div(const fpk_format *f, fpk_bits a, fpk_bits b, const fpk_ctx *c
     MPFR_DECL_INIT(y, 64);
     bool xn = !ref_decode_ctx(x, f, a, c), yn = !ref_decode_ctx(y, f, b, c);
     if (xn || yn)
-        return nan_result(f, ref_is_snan(f, a) || ref_is_snan(f, b), c);
+        return ref_nan(f, ref_is_snan(f, a) || ref_is_snan(f, b));
     if ((mpfr_zero_p(x) && mpfr_zero_p(y)) || (mpfr_inf_p(x) && mpfr_inf_p(y)))
-        return nan_result(f, true, c); /* 0/0, inf/inf */
+        return ref_nan(f, true); /* 0/0, inf/inf */
     bool neg = mpfr_signbit(x) != mpfr_signbit(y);
 
     MPFR_DECL_INIT(q, 2 * (f->man_bits + 1) + 16);
@@ -130,15 +129,13 @@ ref_result ref_fma(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_bits d, cons
     bool zero_inf = (!xn && !yn) && ((mpfr_zero_p(x) && mpfr_inf_p(y)) ||
                                      (mpfr_inf_p(x) && mpfr_zero_p(y)));
     if (xn || yn || zn)
-        return nan_result(f,
-                          zero_inf || ref_is_snan(f, a) || ref_is_snan(f, b) ||
-                              ref_is_snan(f, d),
-                          c);
+        return ref_nan(f, zero_inf || ref_is_snan(f, a) || ref_is_snan(f, b) ||
+                              ref_is_snan(f, d));
     if (zero_inf)
-        return nan_result(f, true, c);
+        return ref_nan(f, true);
     bool p_neg = mpfr_signbit(x) != mpfr_signbit(y);
     if ((mpfr_inf_p(x) || mpfr_inf_p(y)) && mpfr_inf_p(z) && p_neg != mpfr_signbit(z))
-        return nan_result(f, true, c); /* inf - inf */
+        return ref_nan(f, true); /* inf - inf */
 
     /* The product is a multiple of 2^(2 lo) below 2^(2 hi), the addend one of
      * 2^lo below 2^hi: their sum fits in this many bits. */
@@ -157,11 +154,11 @@ ref_result ref_sqrt(const fpk_format *f, fpk_bits a, const fpk_ctx *c)
 {
     MPFR_DECL_INIT(x, 64);
     if (!ref_decode_ctx(x, f, a, c))
-        return nan_result(f, ref_is_snan(f, a), c);
+        return ref_nan(f, ref_is_snan(f, a));
     if (mpfr_zero_p(x))
         return ref_round(f, x, 0, c); /* sqrt(-0) = -0 */
     if (mpfr_signbit(x))
-        return nan_result(f, true, c);
+        return ref_nan(f, true);
 
     MPFR_DECL_INIT(r, 2 * (f->man_bits + 1) + 16);
     int t = mpfr_sqrt(r, x, MPFR_RNDZ); /* +inf for +inf */

@@ -22,7 +22,7 @@ ref_result ref_parse(const fpk_format *f, const char *s, const fpk_ctx *c)
     bool neg = mpfr_signbit(x);
     ref_result r;
     if (mpfr_nan_p(x)) {
-        r = (ref_result){f->nan, 0};
+        r = ref_nan(f, false);
     } else if (mpfr_inf_p(x)) {
         /* RNDZ never overflows to infinity: the text was "inf" */
         r = ref_convert(f, &fpk_fp64, neg ? UINT64_C(0xfff0000000000000)

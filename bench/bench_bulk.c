@@ -1,0 +1,492 @@
+/* Bulk throughput of the array paths, single thread unless a row says
+ * otherwise, over 2^26 float32 elements of realistic gradient data:
+ *   - float32 into fp16, bf16, tf32, e4m3 and e5m2 under RNE, RTZ and SR
+ *     (fpk_array_convert) and fake quantisation under RNE
+ *     (fpk_array_quantize), next to the scalar core (fpk_convert per
+ *     element) and bare MPFR doing the same rounding (the value set at the
+ *     format's precision and exponent range, mpfr_subnormalize; MPFR has
+ *     no stochastic rounding, so SR's row gets RNDN's figure);
+ *   - fpgrad's statistics for fp16, bf16, e4m3 and e5m2 at once
+ *     (fpk_stats_add_array) next to fpk_stats_add on the same values as
+ *     doubles;
+ *   - a plain read of the same bytes, the bandwidth floor;
+ *   - numpy's astype(float16) and a log2 histogram (floor(log2|x|) of the
+ *     nonzero finite elements, np.bincount), when python3 has numpy;
+ *   - fpgrad end to end on a 1 GiB .npy in the page cache, next to
+ *     cat FILE > /dev/null.
+ * The data: the gradients and activation gradients of the bundled sample
+ * dump (tests/data/sample), resampled to 2^26 elements, each taking the
+ * sign and exponent of a value drawn at random from them and random
+ * significand bits (zeros stay zeros, as ReLU leaves them).
+ *
+ * Figures are the best of REPS runs, timed by the thread's CPU clock: the
+ * machine is shared, and the wall clock counts other jobs' time too; the
+ * load average is printed before and after.  The scalar and MPFR rows time
+ * a slice of the data, and the statistics rows a quarter of it for
+ * fpk_stats_add.  Melem/s counts input elements; GB/s input bytes.
+ *
+ * Usage: bench_bulk FPGRAD SAMPLE-DIR   (make bench passes both) */
+#include <errno.h>
+#include <mpfr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fpkit.h"
+
+#define N ((size_t)1 << 26)
+#define SLICE ((size_t)1 << 20) /* elements the scalar and MPFR rows time */
+#define REPS 5
+#define FILE_REPEATS 4 /* the .npy holds the data this many times: 1 GiB */
+
+static uint32_t *data;  /* N float32 encodings */
+static uint64_t sink;   /* every result is folded in, so nothing is skipped */
+
+static double cpu_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void load_average(const char *when)
+{
+    double l[3] = {0, 0, 0};
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf %lf %lf", &l[0], &l[1], &l[2]) != 3)
+            l[0] = l[1] = l[2] = 0;
+        fclose(f);
+    }
+    printf("load average %s: %.2f %.2f %.2f (%ld CPUs)\n", when, l[0], l[1], l[2],
+           sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_bulk: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        die("malloc");
+    memset(p, 0, n); /* touched: no page faults in the timed runs */
+    return p;
+}
+
+static uint64_t rng_state = 0x853c49e6748fea9bu;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+typedef struct pool {
+    uint32_t *v;
+    size_t n, cap;
+} pool;
+
+static int collect(const char *file, void *arg)
+{
+    pool *p = arg;
+    fpk_dump *d;
+    fpk_error err;
+    if (fpk_dump_open(file, NULL, &d, &err) != FPK_OK) {
+        fprintf(stderr, "bench_bulk: %s\n", err.msg);
+        exit(1);
+    }
+    for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
+        const fpk_tensor *ten = fpk_dump_tensor(d, t);
+        if (strncmp(ten->name, "grad/", 5) != 0 && strncmp(ten->name, "actgrad/", 8) != 0)
+            continue;
+        double *x = malloc(ten->count * sizeof *x);
+        if (!x || fpk_dump_read(d, t, 0, ten->count, x, &err) != FPK_OK) {
+            fprintf(stderr, "bench_bulk: %s\n", x ? err.msg : "out of memory");
+            exit(1);
+        }
+        for (uint64_t i = 0; i < ten->count; i++) {
+            if (p->n == p->cap) {
+                p->cap = p->cap ? 2 * p->cap : 65536;
+                if (!(p->v = realloc(p->v, p->cap * sizeof *p->v)))
+                    die("realloc");
+            }
+            fpk_ctx c = fpk_ctx_default();
+            p->v[p->n++] = (uint32_t)fpk_from_double(&fpk_fp32, x[i], &c);
+        }
+        free(x);
+    }
+    fpk_dump_close(d);
+    return 0;
+}
+
+static void make_data(const char *sample)
+{
+    pool p = {0};
+    fpk_error err;
+    if (fpk_dump_walk(sample, collect, &p, &err) != FPK_OK || p.n == 0) {
+        fprintf(stderr, "bench_bulk: %s: %s\n", sample, p.n ? err.msg : "no gradients found");
+        exit(1);
+    }
+    data = xmalloc(N * sizeof *data);
+    size_t zeros = 0;
+    for (size_t i = 0; i < N; i++) {
+        uint64_t r = rng_next();
+        uint32_t v = p.v[(r >> 32) % p.n];
+        data[i] = (v & 0x7fffffffu) ? (v & 0xff800000u) | (uint32_t)(r & 0x7fffff) : v;
+        zeros += (v & 0x7fffffffu) == 0;
+    }
+    printf("data: 2^26 float32 resampled from %zu gradient values of %s; %.1f%% zeros\n", p.n,
+           sample, 100.0 * (double)zeros / (double)N);
+    free(p.v);
+}
+
+static void row(const char *what, double seconds, size_t elems, const char *extra)
+{
+    printf("%-34s %9.0f Melem/s %7.2f GB/s  %s\n", what, (double)elems / seconds / 1e6,
+           (double)elems * 4 / seconds / 1e9, extra ? extra : "");
+    fflush(stdout);
+}
+
+/* The plain read: every byte of the data, summed. */
+static double time_read(void)
+{
+    double best = 1e30;
+    for (int r = 0; r < REPS; r++) {
+        const uint64_t *w = (const uint64_t *)data;
+        uint64_t a = 0, b = 0, c = 0, d = 0;
+        double t0 = cpu_now();
+        for (size_t i = 0; i < N / 2; i += 4) {
+            a += w[i];
+            b += w[i + 1];
+            c += w[i + 2];
+            d += w[i + 3];
+        }
+        double t = cpu_now() - t0;
+        sink += a ^ b ^ c ^ d;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+typedef enum kind { CONVERT, QUANTIZE } kind;
+
+/* The array path: N elements into OUT, THREADS threads. */
+static double time_array(const fpk_format *f, fpk_round mode, kind k, void *out, int threads)
+{
+    double best = 1e30;
+    for (int r = 0; r < REPS; r++) {
+        fpk_ctx c = fpk_ctx_default();
+        c.round = mode;
+        c.sr_seed = 42;
+        double t0 = threads > 1 ? wall_now() : cpu_now();
+        if (k == QUANTIZE)
+            fpk_array_quantize(f, out, FPK_DTYPE_F32, data, N, &c, threads);
+        else
+            fpk_array_convert(f, out, FPK_DTYPE_F32, data, N, &c, threads);
+        double t = (threads > 1 ? wall_now() : cpu_now()) - t0;
+        sink += c.flags + ((uint8_t *)out)[N / 3];
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* fpk_convert element by element, over SLICE elements. */
+static double time_scalar(const fpk_format *f, fpk_round mode)
+{
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        fpk_ctx c = fpk_ctx_default();
+        c.round = mode;
+        uint64_t s = 0;
+        double t0 = cpu_now();
+        for (size_t i = 0; i < SLICE; i++)
+            s += fpk_convert(f, &fpk_fp32, data[i], &c);
+        double t = cpu_now() - t0;
+        sink += s;
+        best = t < best ? t : best;
+    }
+    return best * (double)N / SLICE;
+}
+
+/* Bare MPFR, over SLICE elements: each value set at F's precision in F's
+ * exponent range (MPFR's exponents are IEEE's plus one), subnormalised. */
+static double time_mpfr(const fpk_format *f, fpk_round mode)
+{
+    mpfr_rnd_t rnd = mode == FPK_RTZ ? MPFR_RNDZ : MPFR_RNDN;
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_t z;
+    mpfr_init2(z, f->man_bits + 1);
+    mpfr_set_emin(f->emin - f->man_bits + 1);
+    mpfr_set_emax(f->emax + 1);
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        uint64_t s = 0;
+        double t0 = cpu_now();
+        for (size_t i = 0; i < SLICE; i++) {
+            float x;
+            memcpy(&x, &data[i], sizeof x);
+            int t = mpfr_set_flt(z, x, rnd);
+            t = mpfr_check_range(z, t, rnd);
+            mpfr_subnormalize(z, t, rnd);
+            s += (uint64_t)mpfr_get_exp(z);
+        }
+        double t = cpu_now() - t0;
+        sink += s;
+        best = t < best ? t : best;
+    }
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    mpfr_clear(z);
+    return best * (double)N / SLICE;
+}
+
+static const fpk_format *const stat_formats[] = {&fpk_fp16, &fpk_bf16, &fpk_e4m3, &fpk_e5m2};
+
+static double time_stats(int threads, fpk_round mode)
+{
+    fpk_stats *s = xmalloc(sizeof *s);
+    fpk_ctx c = fpk_ctx_default();
+    c.round = mode;
+    double best = 1e30;
+    for (int r = 0; r < REPS; r++) {
+        fpk_stats_init(s, stat_formats, 4, 1, &c);
+        double t0 = threads > 1 ? wall_now() : cpu_now();
+        fpk_stats_add_array(s, FPK_DTYPE_F32, data, N, threads);
+        double t = (threads > 1 ? wall_now() : cpu_now()) - t0;
+        sink += s->fmt[2].underflow;
+        best = t < best ? t : best;
+    }
+    free(s);
+    return best;
+}
+
+/* fpk_stats_add over a quarter of the data, as doubles. */
+static double time_stats_scalar(void)
+{
+    size_t n = N / 4;
+    double *d = xmalloc(n * sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        float x;
+        memcpy(&x, &data[i], sizeof x);
+        d[i] = x;
+    }
+    fpk_stats *s = xmalloc(sizeof *s);
+    fpk_ctx c = fpk_ctx_default();
+    fpk_stats_init(s, stat_formats, 4, 1, &c);
+    double t0 = cpu_now();
+    fpk_stats_add(s, d, n);
+    double t = cpu_now() - t0;
+    sink += s->fmt[2].underflow;
+    free(s);
+    free(d);
+    return t * 4;
+}
+
+/* The data FILE_REPEATS times over as a .npy at PATH. */
+static void write_npy(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        die(path);
+    char dict[128];
+    int len = snprintf(dict, sizeof dict,
+                       "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }",
+                       N * FILE_REPEATS);
+    int total = (10 + len + 1 + 63) / 64 * 64;
+    unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              (unsigned char)((total - 10) & 0xff),
+                              (unsigned char)((total - 10) >> 8)};
+    fwrite(head, 1, sizeof head, f);
+    fprintf(f, "%s%*s\n", dict, total - 10 - len - 1, "");
+    for (int r = 0; r < FILE_REPEATS; r++)
+        if (fwrite(data, sizeof *data, N, f) != N)
+            die(path);
+    if (fclose(f) != 0)
+        die(path);
+}
+
+static double cpu_children(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* Runs ARGV with standard output to /dev/null; *CPU := its user and
+ * system time; returns its wall time, or -1 if it failed. */
+static double run(char *const argv[], double *cpu)
+{
+    double c0 = cpu_children(), t0 = wall_now();
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(127);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) < 0)
+        die("waitpid");
+    double wall = wall_now() - t0;
+    *cpu = cpu_children() - c0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? wall : -1;
+}
+
+static void best_of(char *const argv[], double *wall, double *cpu)
+{
+    *wall = *cpu = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double c, w = run(argv, &c);
+        if (w < 0) {
+            fprintf(stderr, "bench_bulk: %s failed\n", argv[0]);
+            exit(1);
+        }
+        *wall = w < *wall ? w : *wall;
+        *cpu = c < *cpu ? c : *cpu;
+    }
+}
+
+static void numpy(const char *path)
+{
+    static const char script[] =
+        "import os, sys, time\n"
+        "try:\n"
+        "    import numpy as np\n"
+        "except ImportError:\n"
+        "    sys.exit(3)\n"
+        "x = np.array(np.load(os.environ['BENCH_NPY'], mmap_mode='r')[:int(sys.argv[1])])\n"
+        "def best(f):\n"
+        "    b = 1e30\n"
+        "    for _ in range(3):\n"
+        "        t = time.thread_time(); f(); b = min(b, time.thread_time() - t)\n"
+        "    return b\n"
+        "def hist():\n"
+        "    a = np.abs(x)\n"
+        "    a = a[(a > 0) & np.isfinite(a)]\n"
+        "    e = np.floor(np.log2(a)).astype(np.int64)\n"
+        "    return np.bincount(e - e.min())\n"
+        "print(best(lambda: x.astype(np.float16)), best(hist), np.__version__)\n";
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "python3 -c \"$BENCH_NUMPY\" %zu 2>/dev/null", N);
+    setenv("BENCH_NUMPY", script, 1);
+    setenv("BENCH_NPY", path, 1);
+    FILE *p = popen(cmd, "r");
+    double astype, hist;
+    char version[32];
+    int got = p ? fscanf(p, "%lf %lf %31s", &astype, &hist, version) : 0;
+    if (p)
+        pclose(p);
+    if (got != 3) {
+        printf("numpy: not available (python3 with numpy), rows skipped\n");
+        return;
+    }
+    char note[64];
+    snprintf(note, sizeof note, "numpy %s", version);
+    row("numpy astype(float16)", astype, N, note);
+    row("numpy log2 histogram", hist, N, note);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: bench_bulk FPGRAD SAMPLE-DIR\n");
+        return 2;
+    }
+    load_average("before");
+    printf("fast paths: %s; times: best of %d, thread CPU time (wall time for 2 threads)\n",
+           fpk_array_isa(), REPS);
+    make_data(argv[2]);
+    double read = time_read();
+    row("plain read (the floor)", read, N, "");
+
+    void *out = xmalloc(N * 4);
+    static const fpk_format *const targets[] = {&fpk_fp16, &fpk_bf16, &fpk_tf32, &fpk_e4m3,
+                                                &fpk_e5m2};
+    static const struct {
+        fpk_round mode;
+        kind k;
+        const char *name;
+    } variants[] = {{FPK_RNE, CONVERT, "rne"},
+                    {FPK_RTZ, CONVERT, "rtz"},
+                    {FPK_SR, CONVERT, "sr"},
+                    {FPK_RNE, QUANTIZE, "rne quantize"}};
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+        const fpk_format *f = targets[t];
+        double mpfr[2] = {time_mpfr(f, FPK_RNE), time_mpfr(f, FPK_RTZ)};
+        double scalar = time_scalar(f, FPK_RNE);
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            double s = time_array(f, variants[v].mode, variants[v].k, out, 1);
+            char what[64], extra[96];
+            snprintf(what, sizeof what, "f32->%s %s", f->name, variants[v].name);
+            snprintf(extra, sizeof extra, "%6.0fx MPFR", mpfr[variants[v].mode == FPK_RTZ] / s);
+            if (v == 0)
+                snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
+                         " %5.0fx scalar", scalar / s);
+            row(what, s, N, extra);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "f32->%s rne scalar core", f->name);
+        row(what, scalar, N, "");
+        snprintf(what, sizeof what, "f32->%s rne MPFR", f->name);
+        row(what, mpfr[0], N, "");
+    }
+    row("f32->fp16 rne, 2 threads (wall)", time_array(&fpk_fp16, FPK_RNE, CONVERT, out, 2), N,
+        "");
+    free(out);
+
+    double st = time_stats(1, FPK_RNE), scalar = time_stats_scalar();
+    char extra[64];
+    snprintf(extra, sizeof extra, "%5.0fx fpk_stats_add", scalar / st);
+    row("stats fp16,bf16,e4m3,e5m2 rne", st, N, extra);
+    row("stats ... sr", time_stats(1, FPK_SR), N, "");
+    row("stats ... rne, 2 threads (wall)", time_stats(2, FPK_RNE), N, "");
+    row("stats ... fpk_stats_add (scalar)", scalar, N, "");
+
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bench_bulk.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(path))
+        die(path);
+    char npy[sizeof path + 16];
+    snprintf(npy, sizeof npy, "%s/grad.npy", path);
+    write_npy(npy);
+    numpy(npy);
+
+    double cat_wall, cat_cpu, fg_wall, fg_cpu;
+    char *cat_argv[] = {"cat", npy, NULL};
+    char *fg_argv[] = {argv[1], "--quiet", npy, NULL};
+    best_of(cat_argv, &cat_wall, &cat_cpu); /* the first run fills the page cache */
+    best_of(cat_argv, &cat_wall, &cat_cpu);
+    best_of(fg_argv, &fg_wall, &fg_cpu);
+    size_t bytes = N * FILE_REPEATS * 4;
+    printf("1 GiB .npy (page cache): cat %.3f s wall, %.3f s CPU (%.2f GB/s);"
+           " fpgrad %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall time\n",
+           cat_wall, cat_cpu, (double)bytes / cat_wall / 1e9, fg_wall, fg_cpu,
+           (double)bytes / fg_wall / 1e9, fg_wall / cat_wall);
+    unlink(npy);
+    rmdir(path);
+    free(data);
+    load_average("after");
+    printf("checksum %016llx\n", (unsigned long long)sink);
+    return 0;
+}

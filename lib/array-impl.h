@@ -1,0 +1,127 @@
+/* Internals of the array paths (array.c, array_stats.c, array_kern.c,
+ * cpu.c); not installed.
+ *
+ * The fast paths work on float32 encodings (other 16- and 8-bit inputs are
+ * widened to float32 exactly first) in blocks of FPKI_BLOCK elements, with
+ * branch-free integer code that the compiler vectorises.  array_kern.c
+ * compiles the same kernels once per instruction set: for the build
+ * machine's baseline ("c"), and, on x86-64, for AVX2 and AVX-512 with
+ * target attributes, chosen when called by what the CPU reports
+ * (fpki_isa), never by the flags the library was built with. */
+#ifndef FPKIT_ARRAY_IMPL_H
+#define FPKIT_ARRAY_IMPL_H
+
+#include "fpkit-impl.h"
+
+/* Elements per kernel block: a multiple of every vector length, and small
+ * enough for a block's temporaries to stay in the L1 cache. */
+#define FPKI_BLOCK 256
+
+/* The instruction sets the kernels are compiled for, worst first. */
+typedef enum fpki_isa {
+    FPKI_ISA_C,      /* portable C, as the library was compiled */
+    FPKI_ISA_AVX2,   /* AVX2, BMI2 and F16C */
+    FPKI_ISA_AVX512, /* AVX-512 F, BW, DQ, VL and CD, and F16C */
+    FPKI_ISA_COUNT,
+} fpki_isa;
+
+/* The best set this CPU runs, capped by the environment variable FPK_ISA
+ * when it names one ("c", "avx2", "avx512"). */
+fpki_isa fpki_isa_best(void);
+const char *fpki_isa_name(fpki_isa isa);
+
+/* The formats with fast conversion kernels from float32. */
+typedef enum fpki_kfmt {
+    FPKI_K_FP16,
+    FPKI_K_BF16,
+    FPKI_K_TF32,
+    FPKI_K_E4M3,
+    FPKI_K_E5M2,
+    FPKI_K_NONE,
+} fpki_kfmt;
+
+/* The kernel format that is F, or FPKI_K_NONE. */
+fpki_kfmt fpki_kfmt_of(const fpk_format *f);
+
+/* A conversion from float32, fixed for a call.  Modes: FPK_RNE, FPK_RTZ and
+ * FPK_SR with sr_bits <= 32. */
+typedef struct fpki_conv {
+    fpki_kfmt fmt;
+    fpk_round mode;
+    bool quant;    /* out: float32 values (fake quantisation), not encodings */
+    bool ftz, daz, saturate, tiny_before;
+    uint64_t seed_mix; /* SR: the seed, mixed as fpk_sr_hash mixes it */
+    int sr_shift;      /* SR: 32 - sr_bits */
+    size_t out_size;   /* bytes per output element: 1, 2 or 4 */
+} fpki_conv;
+
+/* Converts X[0..N-1] (float32 encodings) into Z (N elements of
+ * p->out_size bytes), element i with SR counter INDEX + i; returns the
+ * flags raised.  Z may be X when both hold 4-byte elements.  STREAM asks
+ * for non-temporal stores (large outputs that would only evict the
+ * cache); the C set ignores it. */
+typedef unsigned fpki_conv_fn(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
+                              uint64_t index, bool stream);
+extern fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT];
+
+/* Widens N elements of T (FPK_DTYPE_F16, BF16, E4M3 or E5M2; host byte
+ * order) at X exactly into float32 encodings at Z, NaN payloads and their
+ * quiet bit kept; with DAZ, subnormals of T become zeros of their sign.
+ * Whatever the set, the result is the same. */
+typedef void fpki_widen_fn(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz);
+extern fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT];
+
+/* Statistics of float32 elements: per block, how many elements compare
+ * below each of a list of keys, and the histogram of exponent fields. */
+#define FPKI_MAX_KEYS (6 * FPK_STATS_MAX_FORMATS + 8)
+
+typedef struct fpki_skeys {
+    bool sign;                   /* compare the encoding (sign included),
+                                    not the magnitude */
+    int n;
+    uint32_t key[FPKI_MAX_KEYS]; /* counted: elements whose compared bits
+                                    are below key[k] */
+} fpki_skeys;
+
+/* What fpki_stats_fn accumulates; zero it before the first call. */
+typedef struct fpki_sacc {
+    uint64_t hist[256];     /* by exponent field: 0 holds zeros and
+                               subnormals, 255 infinities and NaNs */
+    uint64_t subnormal[23]; /* float32 subnormals by floor(log2|x|) + 149 */
+    uint32_t amax;          /* largest finite magnitude, as its encoding */
+    uint64_t below[FPKI_MAX_KEYS];
+} fpki_sacc;
+
+/* Adds X[0..N-1] (float32 encodings, N < 2^32) to ACC. */
+typedef void fpki_stats_fn(const fpki_skeys *k, const uint32_t *x, size_t n, fpki_sacc *acc);
+extern fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT];
+
+/* The encoding of element I of X, an array of dtype T in host order. */
+static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
+{
+    switch (fpk_dtype_size(t)) {
+    case 1: return ((const uint8_t *)x)[i];
+    case 2: return ((const uint16_t *)x)[i];
+    case 4: return ((const uint32_t *)x)[i];
+    default: return ((const uint64_t *)x)[i];
+    }
+}
+
+/* An OpenMP directive, or nothing where the library is built without
+ * OpenMP (an unknown pragma would be a warning). */
+#ifdef _OPENMP
+#define FPKI_OMP(directive) _Pragma(#directive)
+#else
+#define FPKI_OMP(directive)
+#endif
+
+/* Where the OpenMP threads of a call split an array: every piece but the
+ * last holds FPKI_PIECE elements, so that pieces, not threads, fix which
+ * element goes where. */
+#define FPKI_PIECE ((size_t)1 << 16)
+
+/* The threads a call over N elements uses: 1 below a few pieces, or
+ * without OpenMP. */
+int fpki_threads(int threads, size_t n);
+
+#endif

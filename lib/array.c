@@ -1,0 +1,165 @@
+/* Array conversions: whole arrays rounded into a format, as encodings or
+ * as float32 values (fake quantisation), with the bits and flags of
+ * fpk_convert element by element.
+ *
+ * Float32, fp16, bf16 and the FP8 dtypes converted into fp16, bf16, tf32,
+ * e4m3 or e5m2 under RNE, RTZ or SR (sr_bits <= 32) take the kernels of
+ * array_kern.c, every other case fpk_convert itself.  Arrays of a few
+ * pieces and more are split into pieces of FPKI_PIECE elements that
+ * OpenMP threads share; under SR element i always rounds with counter
+ * sr_counter + i, so neither threads nor pieces change a bit. */
+#include "array-kern.h"
+
+/* Outputs at least this large are written with non-temporal stores: they
+ * cannot stay in the cache, and would only evict what can. */
+#define STREAM_BYTES ((size_t)8 << 20)
+
+int fpki_threads(int threads, size_t n)
+{
+#ifdef _OPENMP
+    size_t pieces = n / FPKI_PIECE;
+    if (threads <= 1 || pieces < 2)
+        return 1;
+    return (size_t)threads < pieces ? threads : (int)pieces;
+#else
+    (void)threads;
+    (void)n;
+    return 1;
+#endif
+}
+
+size_t fpk_array_size(const fpk_format *f)
+{
+    return f->width <= 8 ? 1 : f->width <= 16 ? 2 : f->width <= 32 ? 4 : 8;
+}
+
+static bool same_format(const fpk_format *a, const fpk_format *b)
+{
+    return a->exp_bits == b->exp_bits && a->man_bits == b->man_bits && a->bias == b->bias &&
+           a->special == b->special;
+}
+
+fpki_kfmt fpki_kfmt_of(const fpk_format *f)
+{
+    static const fpk_format *const kernel_formats[] = {&fpk_fp16, &fpk_bf16, &fpk_tf32,
+                                                       &fpk_e4m3, &fpk_e5m2};
+    for (int k = 0; k < FPKI_K_NONE; k++)
+        if (same_format(f, kernel_formats[k]))
+            return (fpki_kfmt)k;
+    return FPKI_K_NONE;
+}
+
+/* Fills P for a kernel converting FROM into F; false when no kernel
+ * does. */
+static bool plan(fpki_conv *p, const fpk_format *f, bool quant, fpk_dtype from, const fpk_ctx *c)
+{
+    int bits = c->sr_bits >= 1 && c->sr_bits <= 64 ? c->sr_bits : 32;
+    *p = (fpki_conv){
+        .fmt = fpki_kfmt_of(f),
+        .mode = c->round,
+        .quant = quant,
+        .ftz = c->ftz,
+        .daz = c->daz,
+        .saturate = c->saturate,
+        .tiny_before = c->tiny_before,
+        .sr_shift = 32 - bits,
+        .out_size = quant ? 4 : fpk_array_size(f),
+    };
+    if (p->mode == FPK_SR)
+        p->seed_mix = fpki_mix64(c->sr_seed);
+    return p->fmt != FPKI_K_NONE && from != FPK_DTYPE_F64 &&
+           (p->mode == FPK_RNE || p->mode == FPK_RTZ || (p->mode == FPK_SR && bits <= 32));
+}
+
+static void store(void *z, size_t i, size_t size, fpk_bits b)
+{
+    switch (size) {
+    case 1: ((uint8_t *)z)[i] = (uint8_t)b; break;
+    case 2: ((uint16_t *)z)[i] = (uint16_t)b; break;
+    case 4: ((uint32_t *)z)[i] = (uint32_t)b; break;
+    default: memcpy((uint8_t *)z + 8 * i, &b, 8); break;
+    }
+}
+
+/* Elements FIRST .. FIRST+N-1 one by one through fpk_convert. */
+static unsigned convert_scalar(const fpk_format *f, bool quant, void *z, fpk_dtype from,
+                               const void *x, size_t first, size_t n, const fpk_ctx *c)
+{
+    const fpk_format *src = fpk_dtype_format(from);
+    size_t size = quant ? 4 : fpk_array_size(f);
+    fpk_ctx e = *c;
+    unsigned flags = 0;
+    for (size_t i = first; i < first + n; i++) {
+        e.flags = 0;
+        e.sr_counter = c->sr_counter + i;
+        fpk_bits b = fpk_convert(f, src, fpki_load(from, x, i), &e);
+        if (quant) {
+            fpk_ctx exact = fpk_ctx_default();
+            b = fpk_convert(&fpk_fp32, f, b, &exact);
+        }
+        store(z, i, size, b);
+        flags |= e.flags;
+    }
+    return flags;
+}
+
+/* Elements FIRST .. FIRST+N-1 through the kernels of ISA. */
+static unsigned convert_fast(const fpki_conv *p, fpki_isa isa, void *z, fpk_dtype from,
+                             const void *x, size_t first, size_t n, uint64_t counter, bool stream)
+{
+    uint8_t *out = (uint8_t *)z + p->out_size * first;
+    if (from == FPK_DTYPE_F32)
+        return fpki_conv_fns[isa](p, (const uint32_t *)x + first, out, n, counter + first,
+                                  stream);
+    /* Widened a part at a time; the kernel reads no daz of its own, the
+     * widening has applied the source's. */
+    fpki_conv q = *p;
+    q.daz = false;
+    uint32_t wide[16 * FPKI_BLOCK];
+    size_t esize = fpk_dtype_size(from);
+    unsigned flags = 0;
+    for (size_t i = 0; i < n; i += 16 * FPKI_BLOCK) {
+        size_t k = n - i < 16 * FPKI_BLOCK ? n - i : 16 * FPKI_BLOCK;
+        fpki_widen_fns[isa](from, (const uint8_t *)x + esize * (first + i), wide, k, p->daz);
+        flags |= fpki_conv_fns[isa](&q, wide, out + p->out_size * i, k, counter + first + i,
+                                    stream);
+    }
+    return flags;
+}
+
+static void convert(const fpk_format *f, bool quant, void *z, fpk_dtype from, const void *x,
+                    size_t n, fpk_ctx *c, int threads)
+{
+    fpki_conv p;
+    bool fast = plan(&p, f, quant, from, c);
+    fpki_isa isa = fpki_isa_best();
+    bool stream = n * p.out_size >= STREAM_BYTES;
+    size_t pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE;
+    unsigned flags = 0;
+    int nt = fpki_threads(threads, n);
+    (void)nt;
+    FPKI_OMP(omp parallel for num_threads(nt) schedule(static) reduction(| : flags))
+    for (size_t k = 0; k < pieces; k++) {
+        size_t first = k * FPKI_PIECE, len = n - first < FPKI_PIECE ? n - first : FPKI_PIECE;
+        flags |= fast ? convert_fast(&p, isa, z, from, x, first, len, c->sr_counter, stream)
+                      : convert_scalar(f, quant, z, from, x, first, len, c);
+    }
+    c->flags |= flags;
+    if (c->round == FPK_SR)
+        c->sr_counter += n;
+}
+
+void fpk_array_convert(const fpk_format *to, void *z, fpk_dtype from, const void *x, size_t n,
+                       fpk_ctx *c, int threads)
+{
+    convert(to, false, z, from, x, n, c, threads);
+}
+
+bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const void *x, size_t n,
+                        fpk_ctx *c, int threads)
+{
+    if (f->man_bits > 23 || f->emax > 127 || f->emin - f->man_bits < -149)
+        return false;
+    convert(f, true, z, from, x, n, c, threads);
+    return true;
+}

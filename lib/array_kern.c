@@ -1,0 +1,373 @@
+/* The array kernels, compiled once per instruction set.  The C set is what
+ * the library's build flags give; on x86-64 the AVX2 and AVX-512 sets are
+ * the same source compiled under target attributes, whatever the build
+ * flags, and cpu.c picks among them by what the running CPU reports.
+ *
+ * fp16 under RNE and RTZ also has a hardware path, F16C's vcvtps2ph with
+ * the rounding mode in its immediate (so MXCSR's mode, FTZ and DAZ play no
+ * part): on every input it gives the correctly rounded encoding, NaN
+ * payloads included, so only NaNs need fixing up (to the canonical NaN);
+ * the flags come from integer compares and the exact round trip
+ * vcvtph2ps.  AVX512-BF16's vcvtneps2bf16 is not used: it flushes float32
+ * subnormal inputs to zero whatever MXCSR says, and the integer kernel
+ * rounds bf16 in three operations anyway. */
+#include <string.h>
+
+#include "array-kern.h"
+
+static void store_c(void *z, size_t i, const uint32_t *block, size_t n, size_t size, bool stream)
+{
+    (void)stream;
+    fpki_store_plain(z, i, block, n, size);
+}
+
+static unsigned conv_c(const fpki_conv *p, const uint32_t *x, void *z, size_t n, uint64_t index,
+                       bool stream)
+{
+    (void)stream;
+    return fpki_conv_any(p, x, z, n, index, false, store_c);
+}
+
+static void widen_c(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz)
+{
+    fpki_widen_any(t, x, z, n, daz);
+}
+
+static void stats_c(const fpki_skeys *k, const uint32_t *x, size_t n, fpki_sacc *acc)
+{
+    fpki_stats_any(k, x, n, acc);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,f16c")))
+#define TARGET_AVX512 \
+    __attribute__((target("avx2,bmi,bmi2,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512cd")))
+
+/* Whether P is a conversion F16C does exactly: fp16 under RNE or RTZ, no
+ * ftz, daz or saturate (tininess either way: the flags are computed). */
+static bool f16c_exact(const fpki_conv *p)
+{
+    return p->fmt == FPKI_K_FP16 && (p->mode == FPK_RNE || p->mode == FPK_RTZ) && !p->ftz &&
+           !p->daz && !p->saturate;
+}
+
+/* fp16's thresholds for the F16C flags, as float32 encodings: overflow
+ * from half an ulp above max finite (RNE) or one ulp (RTZ); tininess as
+ * fpki_conv1 judges it. */
+#define F16C_OF_RNE 0x477ff000u
+#define F16C_OF_RTZ 0x47800000u
+#define F16C_TINY_RNE 0x387ff000u
+#define F16C_MIN_NORMAL 0x38800000u
+#define F16C_NAN 0x7e00
+
+static unsigned f16c_flags(bool ix, bool uf, bool of, bool inv)
+{
+    return (ix || of ? FPK_INEXACT : 0) | (uf ? FPK_UNDERFLOW : 0) | (of ? FPK_OVERFLOW : 0) |
+           (inv ? FPK_INVALID : 0);
+}
+
+TARGET_AVX2 static void store_avx2(void *z, size_t i, const uint32_t *block, size_t n,
+                                   size_t size, bool stream)
+{
+    if (!stream) {
+        fpki_store_plain(z, i, block, n, size);
+        return;
+    }
+    uint32_t t[FPKI_BLOCK] __attribute__((aligned(32)));
+    fpki_narrow(block, t, size);
+    uint8_t *dst = (uint8_t *)z + size * i;
+    for (size_t b = 0; b < size * FPKI_BLOCK; b += 32)
+        _mm256_stream_si256((__m256i *)(dst + b),
+                            _mm256_load_si256((const __m256i *)((const uint8_t *)t + b)));
+}
+
+/* F16C, 8 elements at a time; the head before Z's alignment and the tail
+ * go through the integer kernel. */
+TARGET_AVX2 static inline __attribute__((always_inline)) unsigned
+f16c_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream, bool rtz)
+{
+    size_t width = p->quant ? 4 : 2;
+    size_t head = stream ? fpki_stream_head(z, width) : 0;
+    if (head == SIZE_MAX)
+        head = 0, stream = false;
+    if (head > n)
+        head = n;
+    unsigned fl = fpki_conv_any(p, x, z, head, 0, false, store_avx2);
+    const __m256i mag = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i quiet = _mm256_set1_epi32(0x400000), zero = _mm256_setzero_si256();
+    const __m256i of_at = _mm256_set1_epi32((int)((rtz ? F16C_OF_RTZ : F16C_OF_RNE) - 1));
+    const __m256i tiny = _mm256_set1_epi32(
+        (int)(p->tiny_before || rtz ? F16C_MIN_NORMAL : F16C_TINY_RNE));
+    const __m128i hmag = _mm_set1_epi16(0x7fff), hinf = _mm_set1_epi16(0x7c00);
+    const __m128i hnan = _mm_set1_epi16(F16C_NAN);
+    __m256i ix = zero, uf = zero, of = zero, inv = zero;
+    size_t i = head;
+    for (; n - i >= 8; i += 8) {
+        if (i % 16 == 0)
+            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        __m256i xi = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i a = _mm256_and_si256(xi, mag);
+        __m128i h = rtz ? _mm256_cvtps_ph(_mm256_castsi256_ps(xi),
+                                          _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+                        : _mm256_cvtps_ph(_mm256_castsi256_ps(xi),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m128i hnanm = _mm_cmpgt_epi16(_mm_and_si128(h, hmag), hinf);
+        h = _mm_blendv_epi8(h, hnan, hnanm);
+        __m256i back = _mm256_castps_si256(_mm256_cvtph_ps(h));
+        __m256i fin = _mm256_cmpgt_epi32(inf, a), isnan = _mm256_cmpgt_epi32(a, inf);
+        __m256i ixv = _mm256_andnot_si256(_mm256_cmpeq_epi32(back, xi), fin);
+        ix = _mm256_or_si256(ix, ixv);
+        of = _mm256_or_si256(of, _mm256_and_si256(fin, _mm256_cmpgt_epi32(a, of_at)));
+        uf = _mm256_or_si256(uf, _mm256_and_si256(ixv, _mm256_cmpgt_epi32(tiny, a)));
+        inv = _mm256_or_si256(
+            inv, _mm256_and_si256(isnan, _mm256_cmpeq_epi32(_mm256_and_si256(a, quiet), zero)));
+        if (p->quant) {
+            __m256i *dst = (__m256i *)((uint32_t *)z + i);
+            if (stream)
+                _mm256_stream_si256(dst, back);
+            else
+                _mm256_storeu_si256(dst, back);
+        } else {
+            __m128i *dst = (__m128i *)((uint16_t *)z + i);
+            if (stream)
+                _mm_stream_si128(dst, h);
+            else
+                _mm_storeu_si128(dst, h);
+        }
+    }
+    fl |= f16c_flags(!_mm256_testz_si256(ix, ix), !_mm256_testz_si256(uf, uf),
+                     !_mm256_testz_si256(of, of), !_mm256_testz_si256(inv, inv));
+    return fl | fpki_conv_any(p, x + i, (uint8_t *)z + width * i, n - i, 0, false, store_avx2);
+}
+
+TARGET_AVX2 static unsigned conv_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
+                                      uint64_t index, bool stream)
+{
+    unsigned fl = 0;
+    if (f16c_exact(p))
+        fl = p->mode == FPK_RTZ ? f16c_avx2(p, x, z, n, stream, true)
+                                : f16c_avx2(p, x, z, n, stream, false);
+    else
+        fl = fpki_conv_any(p, x, z, n, index, stream, store_avx2);
+    if (stream)
+        _mm_sfence();
+    return fl;
+}
+
+TARGET_AVX2 static void widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz)
+{
+    fpki_widen_any(t, x, z, n, daz);
+}
+
+TARGET_AVX2 static void stats_avx2(const fpki_skeys *k, const uint32_t *x, size_t n,
+                                   fpki_sacc *acc)
+{
+    fpki_stats_any(k, x, n, acc);
+}
+
+TARGET_AVX512 static void store_avx512(void *z, size_t i, const uint32_t *block, size_t n,
+                                       size_t size, bool stream)
+{
+    if (!stream) {
+        fpki_store_plain(z, i, block, n, size);
+        return;
+    }
+    uint32_t t[FPKI_BLOCK] __attribute__((aligned(64)));
+    fpki_narrow(block, t, size);
+    uint8_t *dst = (uint8_t *)z + size * i;
+    for (size_t b = 0; b < size * FPKI_BLOCK; b += 64)
+        _mm512_stream_si512((void *)(dst + b),
+                            _mm512_load_si512((const void *)((const uint8_t *)t + b)));
+}
+
+/* F16C on 16 elements at a time, masked at the ends. */
+TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
+f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream, bool rtz)
+{
+    size_t width = p->quant ? 4 : 2;
+    size_t head = stream ? fpki_stream_head(z, width) : SIZE_MAX;
+    const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i quiet = _mm512_set1_epi32(0x400000);
+    const __m512i of_at = _mm512_set1_epi32((int)(rtz ? F16C_OF_RTZ : F16C_OF_RNE));
+    const __m512i tiny = _mm512_set1_epi32(
+        (int)(p->tiny_before || rtz ? F16C_MIN_NORMAL : F16C_TINY_RNE));
+    const __m256i hnan = _mm256_set1_epi16(F16C_NAN);
+    __mmask16 ix = 0, uf = 0, of = 0, inv = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = n - i < 16 ? n - i : 16;
+        if (i < head && head - i < k)
+            k = head - i;
+        __mmask16 m = (__mmask16)((1u << k) - 1);
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        __m512i xi = _mm512_maskz_loadu_epi32(m, x + i);
+        __m512i a = _mm512_and_si512(xi, mag);
+        __m256i h = rtz ? _mm512_cvtps_ph(_mm512_castsi512_ps(xi),
+                                          _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+                        : _mm512_cvtps_ph(_mm512_castsi512_ps(xi),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __mmask16 isnan = _mm512_mask_cmpgt_epu32_mask(m, a, inf);
+        h = _mm256_mask_blend_epi16(isnan, h, hnan);
+        __m512i back = _mm512_castps_si512(_mm512_cvtph_ps(h));
+        __mmask16 fin = _mm512_mask_cmplt_epu32_mask(m, a, inf);
+        __mmask16 ixv = _mm512_mask_cmpneq_epi32_mask(fin, back, xi);
+        ix |= ixv;
+        of |= _mm512_mask_cmpge_epu32_mask(fin, a, of_at);
+        uf |= _mm512_mask_cmplt_epu32_mask(ixv, a, tiny);
+        inv |= _mm512_mask_testn_epi32_mask(isnan, a, quiet);
+        bool nt = k == 16 && head != SIZE_MAX && i >= head;
+        if (p->quant) {
+            uint32_t *dst = (uint32_t *)z + i;
+            if (nt)
+                _mm512_stream_si512((void *)dst, back);
+            else
+                _mm512_mask_storeu_epi32(dst, m, back);
+        } else {
+            uint16_t *dst = (uint16_t *)z + i;
+            if (nt)
+                _mm256_stream_si256((__m256i *)dst, h);
+            else
+                _mm256_mask_storeu_epi16(dst, m, h);
+        }
+        i += k;
+    }
+    return f16c_flags(ix, uf, of, inv);
+}
+
+TARGET_AVX512 static unsigned conv_avx512(const fpki_conv *p, const uint32_t *x, void *z,
+                                          size_t n, uint64_t index, bool stream)
+{
+    unsigned fl = 0;
+    if (f16c_exact(p))
+        fl = p->mode == FPK_RTZ ? f16c_avx512(p, x, z, n, stream, true)
+                                : f16c_avx512(p, x, z, n, stream, false);
+    else
+        fl = fpki_conv_any(p, x, z, n, index, stream, store_avx512);
+    if (stream)
+        _mm_sfence();
+    return fl;
+}
+
+TARGET_AVX512 static void widen_avx512(fpk_dtype t, const void *x, uint32_t *z, size_t n,
+                                       bool daz)
+{
+    fpki_widen_any(t, x, z, n, daz);
+}
+
+/* The statistics with AVX-512: as fpki_stats_any, but the zeros (half of
+ * many gradients, after a ReLU) are counted and left out at once, the
+ * other elements packed together (vpcompressd) for the histogram and the
+ * keys, and each key's count is a masked add. */
+TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
+                                       fpki_sacc *acc)
+{
+    uint32_t hist[8][256];
+    memset(hist, 0, sizeof hist);
+    uint32_t nz[FPKI_SBLOCK + 16] __attribute__((aligned(64)));
+    uint32_t ez[FPKI_SBLOCK + 16] __attribute__((aligned(64)));
+    const bool sign = keys->sign;
+    const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i one = _mm512_set1_epi32(1), sub_top = _mm512_set1_epi32(0x7fffff);
+    const __m512i minus1 = _mm512_set1_epi32(-1);
+    for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
+        size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0;
+        __m512i amax = _mm512_setzero_si512(), lo = minus1;
+        __mmask16 any_sub = 0;
+        uint32_t zeros = 0, neg_zeros = 0, finite = 0;
+        for (size_t i = 0; i < len; i += 16) {
+            __mmask16 t = len - i >= 16 ? 0xffff : (__mmask16)((1u << (len - i)) - 1);
+            _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T0);
+            __m512i xi = _mm512_maskz_loadu_epi32(t, x + i0 + i);
+            __m512i a = _mm512_and_si512(xi, mag), less = _mm512_sub_epi32(a, one);
+            __mmask16 nonzero = _mm512_mask_test_epi32_mask(t, a, a);
+            __mmask16 fin = _mm512_mask_cmplt_epu32_mask(t, a, inf);
+            amax = _mm512_mask_max_epu32(amax, fin, amax, a);
+            lo = _mm512_min_epu32(lo, less); /* zero wraps above everything */
+            any_sub |= _mm512_mask_cmplt_epu32_mask(nonzero, less, sub_top);
+            __mmask16 zero = (__mmask16)(t & ~nonzero);
+            zeros += (uint32_t)__builtin_popcount(zero);
+            neg_zeros += (uint32_t)__builtin_popcount(_mm512_mask_test_epi32_mask(zero, xi, xi));
+            finite += (uint32_t)__builtin_popcount(fin);
+            _mm512_storeu_si512(nz + m, _mm512_maskz_compress_epi32(nonzero, sign ? xi : a));
+            _mm512_storeu_si512(ez + m, _mm512_maskz_compress_epi32(nonzero, _mm512_srli_epi32(a, 23)));
+            m += (size_t)__builtin_popcount(nonzero);
+        }
+        /* Padding above every key, so that whole vectors can be read. */
+        _mm512_storeu_si512(nz + m, minus1);
+        uint32_t block_max = _mm512_reduce_max_epu32(amax);
+        uint32_t block_lo = _mm512_reduce_min_epu32(lo);
+        if (block_max > acc->amax)
+            acc->amax = block_max;
+        acc->hist[0] += zeros;
+        size_t i = 0;
+        for (; i + 8 <= m; i += 8) {
+            hist[0][ez[i]]++;
+            hist[1][ez[i + 1]]++;
+            hist[2][ez[i + 2]]++;
+            hist[3][ez[i + 3]]++;
+            hist[4][ez[i + 4]]++;
+            hist[5][ez[i + 5]]++;
+            hist[6][ez[i + 6]]++;
+            hist[7][ez[i + 7]]++;
+        }
+        for (; i < m; i++)
+            hist[0][ez[i]]++;
+        /* Keys: the zeros below each, then the rest, decided by the
+         * block's range or counted four at a time. */
+        uint32_t active[FPKI_MAX_KEYS];
+        int na = 0;
+        for (int k = 0; k < keys->n; k++) {
+            uint32_t key = keys->key[k];
+            acc->below[k] += zeros - (sign && key <= 0x80000000u ? neg_zeros : 0);
+            if (!sign && key <= block_lo + 1)
+                continue; /* no nonzero element is below */
+            if (!sign && key > block_max && key <= 0x7f800000u)
+                acc->below[k] += finite - zeros; /* every nonzero finite one is */
+            else
+                active[na++] = (uint32_t)k;
+        }
+        for (int j = 0; j < na; j += 4) {
+            uint32_t k[4];
+            for (int q = 0; q < 4; q++)
+                k[q] = keys->key[active[j + q < na ? j + q : j]];
+            __m512i k0 = _mm512_set1_epi32((int)k[0]), k1 = _mm512_set1_epi32((int)k[1]);
+            __m512i k2 = _mm512_set1_epi32((int)k[2]), k3 = _mm512_set1_epi32((int)k[3]);
+            __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
+            for (size_t r = 0; r < m; r += 16) {
+                __m512i v = _mm512_loadu_si512(nz + r);
+                c0 = _mm512_mask_sub_epi32(c0, _mm512_cmplt_epu32_mask(v, k0), c0, minus1);
+                c1 = _mm512_mask_sub_epi32(c1, _mm512_cmplt_epu32_mask(v, k1), c1, minus1);
+                c2 = _mm512_mask_sub_epi32(c2, _mm512_cmplt_epu32_mask(v, k2), c2, minus1);
+                c3 = _mm512_mask_sub_epi32(c3, _mm512_cmplt_epu32_mask(v, k3), c3, minus1);
+            }
+            uint32_t c[4] = {(uint32_t)_mm512_reduce_add_epi32(c0),
+                             (uint32_t)_mm512_reduce_add_epi32(c1),
+                             (uint32_t)_mm512_reduce_add_epi32(c2),
+                             (uint32_t)_mm512_reduce_add_epi32(c3)};
+            for (int q = 0; q < 4 && j + q < na; q++)
+                acc->below[active[j + q]] += c[q];
+        }
+        for (size_t r = 0; any_sub && r < m; r += 16) {
+            __m512i a = _mm512_and_si512(_mm512_loadu_si512(nz + r), mag);
+            for (unsigned s = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x800000)); s;
+                 s &= s - 1) {
+                size_t q = r + (size_t)__builtin_ctz(s);
+                if (q < m)
+                    acc->subnormal[31 - __builtin_clz(nz[q] & 0x7fffffffu)]++;
+            }
+        }
+    }
+    for (int b = 0; b < 256; b++)
+        for (int t = 0; t < 8; t++)
+            acc->hist[b] += hist[t][b];
+}
+
+fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_avx2, conv_avx512};
+fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_avx2, widen_avx512};
+fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_avx2, stats_avx512};
+#else
+fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_c, conv_c};
+fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_c, widen_c};
+fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_c, stats_c};
+#endif

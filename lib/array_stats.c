@@ -1,0 +1,406 @@
+/* Tensor statistics of float32 elements (and of fp16, bf16 and FP8 ones,
+ * widened to float32 exactly) in one pass, with the counts fpk_stats_add
+ * gives element by element.
+ *
+ * For a format, a scale and a deterministic mode, what rounding does to a
+ * nonzero finite element (zero, subnormal, normal, overflow) depends on
+ * its magnitude alone and never decreases as the magnitude grows: three
+ * float32 magnitudes, found once per call by bisection with the library's
+ * own rounding, split the four.  (RUP and RDN round the two signs
+ * differently: each sign has its three, compared against the whole
+ * encoding.)  The counts are then how many elements lie below each
+ * threshold, which vector compares count; the exponent histogram, zeros,
+ * infinities and NaNs, and amax need nothing else.  Under SR an element
+ * rounds to the neighbour RTZ gives or to the one away from zero: it is
+ * counted with RTZ's thresholds, and the few whose two neighbours differ
+ * in class are decided one by one, as fpk_stats_add decides them. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array-impl.h"
+#include "dump-impl.h"
+#include "stats.h"
+
+/* Below this many elements fpk_stats_add does the work: the thresholds
+ * would cost more than they save. */
+#define SMALL 4096
+
+/* Elements widened at a time, on the stack. */
+#define WIDE 4096
+
+#define F32_INF 0x7f800000u
+#define F32_MAG 0x7fffffffu
+#define F32_SIGN 0x80000000u
+
+/* Per format: t[c - 1] is the least float32 magnitude whose class is at
+ * least c (FPKI_STATS_SUBNORMAL .. FPKI_STATS_OVERFLOW), or infinity's
+ * encoding if none. */
+typedef struct thresholds {
+    uint32_t t[3];
+} thresholds;
+
+/* How one fpk_stats is computed. */
+typedef struct plan {
+    fpk_stats *s;
+    uint64_t base; /* s->count when the call began: the first element's index */
+    fpk_ctx ctx;
+    bool sr;
+    fpki_skeys keys;
+    thresholds tz[FPK_STATS_MAX_FORMATS], away[FPK_STATS_MAX_FORMATS]; /* SR */
+} plan;
+
+/* The keys: the first few are shared, then three (or six) per format. */
+enum { KEY_ZERO, KEY_FINITE, KEY_NEG_ZERO, KEY_NEG_FINITE };
+#define SYM_FIRST 2  /* symmetric: key 1 (zeros) and infinity, then T */
+#define SIGN_FIRST 4 /* by sign: and -0's and -infinity's, then T+ and T- */
+
+/* What one thread adds up for one plan. */
+typedef struct part {
+    fpki_sacc acc;
+    int64_t delta[FPK_STATS_MAX_FORMATS][4]; /* SR's corrections, by class */
+} part;
+
+static double f32_value(uint32_t a)
+{
+    fpk_ctx exact = fpk_ctx_default();
+    uint64_t bits = fpk_convert(&fpk_fp64, &fpk_fp32, a, &exact);
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+/* The thresholds of F at S's scale and options under MODE, for positive
+ * elements (whose class is the negative ones' under the mirrored mode). */
+static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_round mode)
+{
+    fpk_ctx c = fpki_stats_ctx(s);
+    c.round = mode;
+    thresholds th;
+    for (int k = 0; k < 3; k++) {
+        fpki_stats_class want = (fpki_stats_class)(k + 1);
+        uint32_t lo = k ? th.t[k - 1] : 1, hi = F32_INF;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (fpki_stats_classify(f, f32_value(mid), s->scale, &c) >= want)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        th.t[k] = lo;
+    }
+    return th;
+}
+
+static fpk_round mirrored(fpk_round mode)
+{
+    return mode == FPK_RUP ? FPK_RDN : mode == FPK_RDN ? FPK_RUP : mode;
+}
+
+static void make_plan(plan *p, fpk_stats *s)
+{
+    memset(p, 0, sizeof *p);
+    p->s = s;
+    p->base = s->count;
+    p->ctx = fpki_stats_ctx(s);
+    p->sr = s->round == FPK_SR;
+    bool sign = s->round == FPK_RUP || s->round == FPK_RDN;
+    fpki_skeys *k = &p->keys;
+    k->sign = sign;
+    k->key[KEY_ZERO] = 1;
+    k->key[KEY_FINITE] = F32_INF;
+    if (sign) {
+        k->key[KEY_NEG_ZERO] = F32_SIGN + 1;
+        k->key[KEY_NEG_FINITE] = F32_SIGN + F32_INF;
+    }
+    k->n = sign ? SIGN_FIRST : SYM_FIRST;
+    for (int j = 0; j < s->nformats; j++) {
+        const fpk_format *f = s->formats[j];
+        /* SR counts by RTZ's neighbour; negative elements round under
+         * RUP as positive ones under RDN. */
+        thresholds t = find_thresholds(s, f, p->sr ? FPK_RTZ : s->round);
+        memcpy(k->key + k->n, t.t, sizeof t.t);
+        k->n += 3;
+        if (sign) {
+            thresholds neg = find_thresholds(s, f, mirrored(s->round));
+            for (int c = 0; c < 3; c++)
+                k->key[k->n++] = F32_SIGN + neg.t[c];
+        }
+        if (p->sr) {
+            p->tz[j] = t;
+            p->away[j] = find_thresholds(s, f, FPK_RUP);
+        }
+    }
+}
+
+static int class_below(const thresholds *t, uint32_t a)
+{
+    return (a >= t->t[0]) + (a >= t->t[1]) + (a >= t->t[2]);
+}
+
+/* SR: the elements whose RTZ and away neighbours differ in class, decided
+ * as fpk_stats_add decides them (seed 0, their index as counter). */
+static void sr_fixup(const plan *p, const uint32_t *x, size_t n, uint64_t index, part *out)
+{
+    fpk_ctx c = p->ctx;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a = x[i] & F32_MAG;
+        if (a == 0 || a >= F32_INF)
+            continue;
+        for (int j = 0; j < p->s->nformats; j++) {
+            int lo = class_below(&p->tz[j], a);
+            if (lo == class_below(&p->away[j], a))
+                continue;
+            c.sr_counter = index + i;
+            fpki_stats_class cls =
+                fpki_stats_classify(p->s->formats[j], f32_value(x[i]), p->s->scale, &c);
+            out->delta[j][lo]--;
+            out->delta[j][cls]++;
+        }
+    }
+}
+
+/* Adds float32 elements X[0..N-1], the first OFFSET elements into the
+ * call, to OUT. */
+static void add_f32(const plan *p, fpki_isa isa, const uint32_t *x, size_t n, uint64_t offset,
+                    part *out)
+{
+    fpki_stats_fns[isa](&p->keys, x, n, &out->acc);
+    if (p->sr)
+        sr_fixup(p, x, n, p->base + offset, out);
+}
+
+/* Adds N elements of dtype T at X (host order, not f64), the first OFFSET
+ * elements into the call, to OUTS[k] for each of the NP plans. */
+static void add_elements(const plan *plans, int np, fpki_isa isa, fpk_dtype t, const void *x,
+                         size_t n, uint64_t offset, part *outs)
+{
+    if (t == FPK_DTYPE_F32) {
+        for (int k = 0; k < np; k++)
+            add_f32(&plans[k], isa, x, n, offset, &outs[k]);
+        return;
+    }
+    uint32_t wide[WIDE];
+    size_t size = fpk_dtype_size(t);
+    for (size_t i = 0; i < n; i += WIDE) {
+        size_t m = n - i < WIDE ? n - i : WIDE;
+        fpki_widen_fns[isa](t, (const uint8_t *)x + size * i, wide, m, false);
+        for (int k = 0; k < np; k++)
+            add_f32(&plans[k], isa, wide, m, offset + i, &outs[k]);
+    }
+}
+
+static void merge_part(part *into, const part *from, int nformats, int nkeys)
+{
+    for (int b = 0; b < 256; b++)
+        into->acc.hist[b] += from->acc.hist[b];
+    for (int b = 0; b < 23; b++)
+        into->acc.subnormal[b] += from->acc.subnormal[b];
+    if (from->acc.amax > into->acc.amax)
+        into->acc.amax = from->acc.amax;
+    for (int k = 0; k < nkeys; k++)
+        into->acc.below[k] += from->acc.below[k];
+    for (int j = 0; j < nformats; j++)
+        for (int c = 0; c < 4; c++)
+            into->delta[j][c] += from->delta[j][c];
+}
+
+/* S += what OUT holds of N elements under plan P. */
+static void commit(const plan *p, const part *out, uint64_t n)
+{
+    fpk_stats *s = p->s;
+    const fpki_sacc *acc = &out->acc;
+    const uint64_t *b = acc->below;
+    uint64_t subnormals = 0;
+    for (int e = 0; e < 23; e++) {
+        subnormals += acc->subnormal[e];
+        s->log2_hist[e - 149 - FPK_LOG2_MIN] += acc->subnormal[e];
+    }
+    for (int e = 1; e < 255; e++)
+        s->log2_hist[e - 127 - FPK_LOG2_MIN] += acc->hist[e];
+    s->count += n;
+    s->zeros += acc->hist[0] - subnormals;
+    s->nonfinite += acc->hist[255];
+    uint64_t amax = fpk_convert(&fpk_fp64, &fpk_fp32, acc->amax, &(fpk_ctx){0}), old;
+    memcpy(&old, &s->amax, sizeof old);
+    if (amax > old)
+        memcpy(&s->amax, &amax, sizeof amax);
+    bool sign = p->keys.sign;
+    for (int j = 0; j < s->nformats; j++) {
+        fpk_format_counts *k = &s->fmt[j];
+        if (sign) {
+            const uint64_t *tp = b + SIGN_FIRST + 6 * j, *tn = tp + 3;
+            k->underflow += tp[0] - b[KEY_ZERO] + tn[0] - b[KEY_NEG_ZERO];
+            k->subnormal += tp[1] - tp[0] + tn[1] - tn[0];
+            k->overflow += b[KEY_FINITE] - tp[2] + b[KEY_NEG_FINITE] - tn[2];
+        } else {
+            const uint64_t *t = b + SYM_FIRST + 3 * j;
+            k->underflow += t[0] - b[KEY_ZERO];
+            k->subnormal += t[1] - t[0];
+            k->overflow += b[KEY_FINITE] - t[2];
+        }
+        for (int c = 0; c < 4; c++)
+            fpki_stats_count(k, (fpki_stats_class)c, out->delta[j][c]);
+    }
+}
+
+/* X[0..N-1] (dtype T, host order) as doubles into fpk_stats_add: the
+ * path for fp64 and for few elements. */
+static void add_scalar(fpk_stats *s, fpk_dtype t, const void *x, size_t n)
+{
+    double buf[WIDE];
+    const fpk_format *f = fpk_dtype_format(t);
+    fpk_ctx exact = fpk_ctx_default();
+    for (size_t i = 0; i < n; i += WIDE) {
+        size_t m = n - i < WIDE ? n - i : WIDE;
+        for (size_t j = 0; j < m; j++) {
+            fpk_bits w = fpk_convert(&fpk_fp64, f, fpki_load(t, x, i + j), &exact);
+            memcpy(&buf[j], &w, sizeof buf[j]);
+        }
+        fpk_stats_add(s, buf, m);
+    }
+}
+
+void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int threads)
+{
+    if (t == FPK_DTYPE_F64 || n < SMALL) {
+        add_scalar(s, t, x, n);
+        return;
+    }
+    plan p;
+    make_plan(&p, s);
+    fpki_isa isa = fpki_isa_best();
+    size_t size = fpk_dtype_size(t), pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE;
+    part total;
+    memset(&total, 0, sizeof total);
+    int nt = fpki_threads(threads, n);
+    (void)nt;
+    FPKI_OMP(omp parallel num_threads(nt))
+    {
+        part mine;
+        memset(&mine, 0, sizeof mine);
+        FPKI_OMP(omp for schedule(static))
+        for (size_t k = 0; k < pieces; k++) {
+            size_t first = k * FPKI_PIECE, m = n - first < FPKI_PIECE ? n - first : FPKI_PIECE;
+            add_elements(&p, 1, isa, t, (const uint8_t *)x + size * first, m, first, &mine);
+        }
+        FPKI_OMP(omp critical)
+        merge_part(&total, &mine, s->nformats, p.keys.n);
+    }
+    commit(&p, &total, n);
+}
+
+/* The elements FIRST .. FIRST+N-1 of tensor T of D through fpk_dump_read
+ * and fpk_stats_add, into copies of S[0..NS-1] that replace them only if
+ * all goes well: the path for fp64 and for few elements. */
+static int add_tensor_scalar(fpk_stats *s, int ns, fpk_dump *d, size_t t, uint64_t first,
+                             uint64_t n, fpk_error *err)
+{
+    fpk_stats *copy = malloc((size_t)ns * sizeof *copy);
+    double *buf = malloc(WIDE * sizeof *buf);
+    int rc = copy && buf ? FPK_OK : fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
+    if (rc == FPK_OK)
+        memcpy(copy, s, (size_t)ns * sizeof *copy);
+    for (uint64_t i = 0; rc == FPK_OK && i < n;) {
+        size_t m = n - i < WIDE ? (size_t)(n - i) : WIDE;
+        rc = fpk_dump_read(d, t, first + i, m, buf, err);
+        for (int k = 0; rc == FPK_OK && k < ns; k++)
+            fpk_stats_add(&copy[k], buf, m);
+        i += m;
+    }
+    if (rc == FPK_OK)
+        memcpy(s, copy, (size_t)ns * sizeof *copy);
+    free(buf);
+    free(copy);
+    return rc;
+}
+
+/* Reverses the byte order of N elements of SIZE bytes at P. */
+static void swap_bytes(void *p, size_t size, size_t n)
+{
+    if (size == 2)
+        for (uint16_t *q = p; n--; q++)
+            *q = __builtin_bswap16(*q);
+    else if (size == 4)
+        for (uint32_t *q = p; n--; q++)
+            *q = __builtin_bswap32(*q);
+}
+
+int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t first,
+                         uint64_t n, int threads, fpk_error *err)
+{
+    if (i >= d->ntensors)
+        return fpki_dump_error(err, FPK_ERANGE, d, "tensor %zu requested; the file has %zu", i,
+                               d->ntensors);
+    const fpk_tensor *t = &d->tensors[i];
+    if (first > t->count || n > t->count - first) {
+        char name[64];
+        fpki_quote_text(name, sizeof name, t->name, strlen(t->name));
+        return fpki_dump_error(err, FPK_ERANGE, d,
+                               "%" PRIu64 " elements from element %" PRIu64
+                               " requested; tensor \"%s\" has %" PRIu64,
+                               n, first, name, t->count);
+    }
+    if (ns <= 0)
+        return FPK_OK;
+    if (t->dtype == FPK_DTYPE_F64 || n < SMALL)
+        return add_tensor_scalar(s, ns, d, i, first, n, err);
+
+    plan *plans = malloc((size_t)ns * sizeof *plans);
+    part *total = calloc((size_t)ns, sizeof *total);
+    if (!plans || !total) {
+        free(plans);
+        free(total);
+        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
+    }
+    for (int k = 0; k < ns; k++)
+        make_plan(&plans[k], &s[k]);
+    fpki_isa isa = fpki_isa_best();
+    size_t size = fpk_dtype_size(t->dtype);
+    uint64_t pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    bool swap = !t->big_endian;
+#else
+    bool swap = t->big_endian;
+#endif
+    int rc = FPK_OK;
+    int nt = fpki_threads(threads, n < SIZE_MAX ? (size_t)n : SIZE_MAX);
+    (void)nt;
+    FPKI_OMP(omp parallel num_threads(nt))
+    {
+        unsigned char *raw = malloc(FPKI_PIECE * size);
+        part *mine = calloc((size_t)ns, sizeof *mine);
+        fpk_error e;
+        int my_rc = raw && mine ? FPK_OK : fpki_dump_error(&e, FPK_ENOMEM, d, "out of memory");
+        FPKI_OMP(omp for schedule(static))
+        for (uint64_t k = 0; k < pieces; k++) {
+            uint64_t at = k * FPKI_PIECE;
+            size_t m = n - at < FPKI_PIECE ? (size_t)(n - at) : FPKI_PIECE;
+            if (my_rc == FPK_OK)
+                my_rc = fpki_dump_pread(d, raw, m * size, t->offset + (first + at) * size,
+                                        "tensor data", &e);
+            if (my_rc != FPK_OK)
+                continue;
+            if (swap)
+                swap_bytes(raw, size, m);
+            add_elements(plans, ns, isa, t->dtype, raw, m, at, mine);
+        }
+        FPKI_OMP(omp critical)
+        {
+            if (my_rc != FPK_OK && rc == FPK_OK) {
+                rc = my_rc;
+                if (err)
+                    *err = e;
+            }
+            for (int k = 0; my_rc == FPK_OK && k < ns; k++)
+                merge_part(&total[k], &mine[k], s[k].nformats, plans[k].keys.n);
+        }
+        free(mine);
+        free(raw);
+    }
+    for (int k = 0; rc == FPK_OK && k < ns; k++)
+        commit(&plans[k], &total[k], n);
+    free(total);
+    free(plans);
+    return rc;
+}

@@ -1,0 +1,681 @@
+/* The array paths against the scalar core they must equal, bit for bit and
+ * flag for flag, on every set of vector kernels this CPU runs (FPK_ISA
+ * selects each in turn):
+ *   - fpk_array_convert and fpk_array_quantize of every fp16 and bf16
+ *     encoding and every 8-bit one, and of random float32 values (half of
+ *     them near the target's thresholds, half any bits), into the fast
+ *     formats and a few others, in every mode and option variant, against
+ *     fpk_convert element by element (the flags compared per call of a
+ *     few elements); also with MXCSR set to flush, read denormals as zero
+ *     and round toward zero, which must change nothing;
+ *   - fpk_stats_add_array and fpk_stats_add_tensor against fpk_stats_add
+ *     on the same values as doubles, for every dtype, mode, option, a
+ *     range of scales and two sets of formats;
+ *   - the same results with 1 and 2 threads, and from an array split into
+ *     calls anywhere.
+ * fpk_convert and fpk_stats_add are themselves checked against MPFR
+ * (check_convert, check_stats).  FPK_EXHAUSTIVE raises the random count
+ * to 10^7 float32 per format and mode. */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
+#include "testutil.h"
+
+#define SUITE "check_array"
+
+static uint64_t seed;
+
+/* The sets of kernels this CPU runs, by their FPK_ISA names. */
+static const char *isas[3];
+static int nisas;
+
+static void find_isas(void)
+{
+    static const char *const names[] = {"c", "avx2", "avx512"};
+    for (int i = 0; i < 3; i++) {
+        setenv("FPK_ISA", names[i], 1);
+        if (strcmp(fpk_array_isa(), names[i]) == 0)
+            isas[nisas++] = names[i];
+    }
+    unsetenv("FPK_ISA");
+    printf("%s: kernel sets:", SUITE);
+    for (int i = 0; i < nisas; i++)
+        printf(" %s", isas[i]);
+    printf("\n");
+}
+
+static const fpk_round all_modes[] = {FPK_RNE, FPK_RNA, FPK_RTZ, FPK_RUP,
+                                      FPK_RDN, FPK_ROD, FPK_SR};
+#define MODE_COUNT 7
+
+/* Targets: the fast ones, then some the scalar path serves. */
+static const fpk_format *target(int i)
+{
+    static const char *const names[] = {"fp16", "bf16", "tf32", "e4m3", "e5m2",
+                                        "fp32", "fp64", "e3m2"};
+    return i < 8 ? fpk_format_lookup(names[i]) : NULL;
+}
+#define FAST_TARGETS 5
+#define TARGETS 8
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+static uint64_t load(const void *x, size_t size, size_t i)
+{
+    uint64_t b = 0;
+    switch (size) {
+    case 1: b = ((const uint8_t *)x)[i]; break;
+    case 2: b = ((const uint16_t *)x)[i]; break;
+    case 4: b = ((const uint32_t *)x)[i]; break;
+    default: memcpy(&b, (const uint8_t *)x + 8 * i, 8); break;
+    }
+    return b;
+}
+
+/* One conversion to check. */
+typedef struct conv {
+    const fpk_format *to;
+    bool quant;
+    fpk_ctx c;
+    const char *variant;
+} conv;
+
+static const char *conv_name(const conv *k)
+{
+    return k->quant ? "quantize" : "convert";
+}
+
+/* Converts X[0..N-1] (dtype FROM) as K says with every kernel set, GROUP
+ * elements a call, and compares each element with fpk_convert's and each
+ * call's flags with the OR of the elements'. */
+static void check_conv(tu_report *rep, const conv *k, fpk_dtype from, const void *x, size_t n,
+                       size_t group)
+{
+    const fpk_format *src = fpk_dtype_format(from);
+    size_t esize = fpk_dtype_size(from), osize = k->quant ? 4 : fpk_array_size(k->to);
+    size_t groups = (n + group - 1) / group;
+    uint64_t *want = xmalloc(n * sizeof *want);
+    unsigned *want_flags = calloc(groups, sizeof *want_flags);
+    void *got = xmalloc(n * osize);
+    ck_assert_ptr_nonnull(want_flags);
+    fpk_ctx e = k->c;
+    for (size_t i = 0; i < n; i++) {
+        e.flags = 0;
+        e.sr_counter = k->c.sr_counter + i;
+        fpk_bits b = fpk_convert(k->to, src, load(x, esize, i), &e);
+        if (k->quant) {
+            fpk_ctx exact = fpk_ctx_default();
+            b = fpk_convert(&fpk_fp32, k->to, b, &exact);
+        }
+        want[i] = b;
+        want_flags[i / group] |= e.flags;
+    }
+    for (int s = 0; s < nisas; s++) {
+        setenv("FPK_ISA", isas[s], 1);
+        memset(got, 0xa5, n * osize);
+        for (size_t g = 0; g < groups; g++) {
+            size_t first = g * group, len = n - first < group ? n - first : group;
+            fpk_ctx c = k->c;
+            c.sr_counter += first;
+            const void *xs = (const uint8_t *)x + esize * first;
+            void *zs = (uint8_t *)got + osize * first;
+            if (k->quant)
+                ck_assert(fpk_array_quantize(k->to, zs, from, xs, len, &c, 1));
+            else
+                fpk_array_convert(k->to, zs, from, xs, len, &c, 1);
+            uint64_t counter = k->c.sr_counter + first + (k->c.round == FPK_SR ? len : 0);
+            if (c.flags != want_flags[g] || c.sr_counter != counter)
+                tu_fail(rep,
+                        "%s %s %s->%s %s %s elements %zu..%zu: flags %s, counter %" PRIu64
+                        "; expected %s, %" PRIu64,
+                        isas[s], conv_name(k), fpk_dtype_name(from), k->to->name,
+                        tu_mode_name(k->c.round), k->variant, first, first + len - 1,
+                        tu_flags_name(c.flags).s, c.sr_counter, tu_flags_name(want_flags[g]).s,
+                        counter);
+            else
+                rep->cases++, rep->total_cases++;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t z = load(got, osize, i);
+            if (z != want[i])
+                tu_fail(rep, "%s %s %s->%s %s %s x=%0*" PRIx64 ": %" PRIx64 ", expected %" PRIx64,
+                        isas[s], conv_name(k), fpk_dtype_name(from), k->to->name,
+                        tu_mode_name(k->c.round), k->variant, (int)(2 * esize),
+                        load(x, esize, i), z, want[i]);
+            else
+                rep->cases++, rep->total_cases++;
+        }
+    }
+    unsetenv("FPK_ISA");
+    free(got);
+    free(want_flags);
+    free(want);
+}
+
+/* X[0..N-1] of dtype FROM into the targets T0 .. T1-1, as encodings and
+ * float32 values, in every mode and VARIANTS variants. */
+static void check_targets(tu_report *rep, fpk_dtype from, const void *x, size_t n, int t0,
+                          int t1, int variants, size_t group)
+{
+    for (int t = t0; t < t1; t++)
+        for (int v = 0; v < variants; v++)
+            for (int m = 0; m < MODE_COUNT; m++)
+                for (int q = 0; q < 2; q++) {
+                    conv k = {target(t), q, tu_ctx(all_modes[m], &tu_variants[v]),
+                              tu_variants[v].name};
+                    if (q && k.to->man_bits > 23)
+                        continue;
+                    k.c.sr_seed = seed + (uint64_t)t;
+                    k.c.sr_counter = (uint64_t)v << 40;
+                    check_conv(rep, &k, from, x, n, group);
+                }
+}
+
+/* Every encoding of the 16- and 8-bit dtypes. */
+START_TEST(test_every_small_input)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    static const fpk_dtype dtypes[] = {FPK_DTYPE_F16, FPK_DTYPE_BF16, FPK_DTYPE_E4M3,
+                                       FPK_DTYPE_E5M2};
+    for (size_t d = 0; d < 4; d++) {
+        fpk_dtype t = dtypes[d];
+        size_t size = fpk_dtype_size(t), n = (size_t)1 << (8 * size);
+        /* The 8-bit encodings repeated, so that calls reach the kernels in
+         * whole blocks. */
+        size_t reps = size == 1 ? 16 : 1;
+        void *x = xmalloc(n * reps * size);
+        for (size_t i = 0; i < n * reps; i++)
+            if (size == 1)
+                ((uint8_t *)x)[i] = (uint8_t)i;
+            else
+                ((uint16_t *)x)[i] = (uint16_t)i;
+        check_targets(&rep, t, x, n * reps, 0, FAST_TARGETS, TU_VARIANT_COUNT, 64);
+        check_targets(&rep, t, x, n * reps, FAST_TARGETS, TARGETS, 1, 4096);
+        tu_report_line(&rep, "every %s into %d formats x %d modes x %d variants x 2",
+                       fpk_dtype_name(t), TARGETS, MODE_COUNT, TU_VARIANT_COUNT);
+        free(x);
+    }
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+/* N float32 encodings: half near F's thresholds (tu_gen), half any bits. */
+static uint32_t *random_f32(tu_rng *rng, const fpk_format *f, size_t n)
+{
+    uint32_t *x = xmalloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (uint32_t)(i % 2 ? tu_rng_next(rng) >> 32 : tu_gen(&fpk_fp32, f, rng));
+    return x;
+}
+
+START_TEST(test_random_f32)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed);
+    size_t n = tu_exhaustive() ? 10000000 : 100000;
+    for (int t = 0; t < TARGETS; t++) {
+        size_t count = t < FAST_TARGETS ? n : n / 10;
+        uint32_t *x = random_f32(&rng, target(t), count);
+        check_targets(&rep, FPK_DTYPE_F32, x, count, t, t + 1, 1, 64);
+        /* The other variants on a tenth. */
+        check_targets(&rep, FPK_DTYPE_F32, x, count / 10, t, t + 1, TU_VARIANT_COUNT, 64);
+        free(x);
+        tu_report_line(&rep, "%zu random float32 into %s x %d modes", count, target(t)->name,
+                       MODE_COUNT);
+    }
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+/* SR with sr_bits from 1 to 64: the kernels take up to 32, the scalar
+ * path the rest. */
+START_TEST(test_sr_bits)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 1);
+    static const int bits[] = {1, 2, 7, 13, 31, 32, 33, 64, 0};
+    for (int t = 0; t < FAST_TARGETS; t++) {
+        uint32_t *x = random_f32(&rng, target(t), 20000);
+        for (size_t b = 0; b < sizeof bits / sizeof bits[0]; b++)
+            for (int q = 0; q < 2; q++) {
+                conv k = {target(t), q, tu_ctx(FPK_SR, &tu_variants[0]), "plain"};
+                k.c.sr_bits = bits[b];
+                k.c.sr_seed = tu_rng_next(&rng);
+                k.c.sr_counter = tu_rng_next(&rng);
+                check_conv(&rep, &k, FPK_DTYPE_F32, x, 20000, 1000);
+            }
+        free(x);
+    }
+    tu_report_line(&rep, "SR with sr_bits 0 to 64");
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+/* MXCSR (x86) set to FTZ, DAZ and round toward zero changes nothing: the
+ * hardware paths give their rounding mode in the instruction. */
+START_TEST(test_mxcsr)
+{
+#if defined(__x86_64__)
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 2);
+    unsigned saved = _mm_getcsr();
+    _mm_setcsr(saved | 0x8040 | 0x6000); /* FTZ, DAZ, round toward zero */
+    for (int t = 0; t < FAST_TARGETS; t++) {
+        uint32_t *x = random_f32(&rng, target(t), 50000);
+        check_targets(&rep, FPK_DTYPE_F32, x, 50000, t, t + 1, 1, 50);
+        free(x);
+    }
+    _mm_setcsr(saved);
+    tu_report_line(&rep, "under MXCSR FTZ|DAZ|RZ");
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+#else
+    printf("%s: MXCSR: not an x86-64 host\n", SUITE);
+#endif
+}
+END_TEST
+
+/* Sizes, the formats fpk_array_quantize refuses, and quantising in place. */
+START_TEST(test_sizes_and_in_place)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+        bool quant;
+    } cases[] = {{"e4m3", 1, true}, {"e5m2", 1, true}, {"e3m4", 1, true}, {"fp16", 2, true},
+                 {"bf16", 2, true}, {"e8m7", 2, true}, {"tf32", 4, true}, {"fp32", 4, true},
+                 {"e8m24", 8, false}, {"e9m2", 2, false}, {"fp64", 8, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const fpk_format *f = fpk_format_lookup(cases[i].name);
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fpk_array_size(f), cases[i].size);
+        float z = 5;
+        uint32_t x = 0x3f800000;
+        fpk_ctx c = fpk_ctx_default();
+        ck_assert_int_eq(fpk_array_quantize(f, &z, FPK_DTYPE_F32, &x, 1, &c, 1), cases[i].quant);
+        if (!cases[i].quant)
+            ck_assert(z == 5 && c.flags == 0);
+    }
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 3);
+    size_t n = 3 * 65536 + 5;
+    uint32_t *x = random_f32(&rng, &fpk_fp16, n), *y = xmalloc(n * 4), *z = xmalloc(n * 4);
+    memcpy(y, x, n * 4);
+    for (int s = 0; s < nisas; s++) {
+        setenv("FPK_ISA", isas[s], 1);
+        fpk_ctx c = fpk_ctx_default(), d = fpk_ctx_default();
+        c.round = d.round = FPK_SR;
+        ck_assert(fpk_array_quantize(&fpk_fp16, (float *)z, FPK_DTYPE_F32, x, n, &c, 2));
+        memcpy(y, x, n * 4);
+        ck_assert(fpk_array_quantize(&fpk_fp16, (float *)y, FPK_DTYPE_F32, y, n, &d, 2));
+        ck_assert_msg(memcmp(y, z, n * 4) == 0 && c.flags == d.flags, "%s: in place differs",
+                      isas[s]);
+    }
+    unsetenv("FPK_ISA");
+    printf("%s: sizes, refusals and quantising in place: %zu elements\n", SUITE, n);
+    free(x);
+    free(y);
+    free(z);
+}
+END_TEST
+
+/* One array converted whole with 1 and 2 threads and in two calls split
+ * at SPLIT: the same bits, flags and counter. */
+static void check_split(tu_report *rep, const conv *k, const uint32_t *x, size_t n, size_t split)
+{
+    size_t osize = k->quant ? 4 : fpk_array_size(k->to);
+    uint8_t *z[3];
+    fpk_ctx c[3];
+    for (int r = 0; r < 3; r++) {
+        z[r] = xmalloc(n * osize);
+        c[r] = k->c;
+        size_t cut = r == 2 ? split : n;
+        for (size_t first = 0; first < n; first = cut, cut = n) {
+            if (k->quant)
+                fpk_array_quantize(k->to, (float *)(z[r] + osize * first), FPK_DTYPE_F32,
+                                   x + first, cut - first, &c[r], r == 1 ? 2 : 1);
+            else
+                fpk_array_convert(k->to, z[r] + osize * first, FPK_DTYPE_F32, x + first,
+                                  cut - first, &c[r], r == 1 ? 2 : 1);
+        }
+    }
+    for (int r = 1; r < 3; r++) {
+        bool same = memcmp(z[0], z[r], n * osize) == 0 && c[0].flags == c[r].flags &&
+                    c[0].sr_counter == c[r].sr_counter;
+        if (!same)
+            tu_fail(rep, "%s %s %s: %s differs from one thread in one call", conv_name(k),
+                    k->to->name, tu_mode_name(k->c.round),
+                    r == 1 ? "2 threads" : "two calls");
+        else
+            rep->cases++, rep->total_cases++;
+    }
+    for (int r = 0; r < 3; r++)
+        free(z[r]);
+}
+
+START_TEST(test_threads)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 4);
+    size_t n = 5 * 65536 + 77;
+    /* The kernels' modes with every set; the scalar path (RNA, and a
+     * target without kernels) with one. */
+    static const fpk_round modes[] = {FPK_RNE, FPK_RTZ, FPK_SR, FPK_RNA};
+    for (int t = 0; t < TARGETS; t++) {
+        uint32_t *x = random_f32(&rng, target(t), n);
+        for (int m = 0; m < 4; m++)
+            for (int q = 0; q < 2; q++) {
+                conv k = {target(t), q, tu_ctx(modes[m], &tu_variants[0]), "plain"};
+                bool kernels = t < FAST_TARGETS && m < 3;
+                if ((q && k.to->man_bits > 23) || (!kernels && t != 0 && t != TARGETS - 1))
+                    continue;
+                k.c.sr_seed = seed;
+                for (int s = 0; s < (kernels ? nisas : 1); s++) {
+                    setenv("FPK_ISA", isas[s], 1);
+                    size_t split = 65536 + 1000 + (size_t)(tu_rng_next(&rng) % 9999);
+                    check_split(&rep, &k, x, n, split);
+                }
+            }
+        free(x);
+    }
+    unsetenv("FPK_ISA");
+    tu_report_line(&rep, "1 and 2 threads, one call and two, %zu elements", n);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+/* Statistics: fpk_stats_add_array (and its threads, and calls split) against
+ * fpk_stats_add on the same values as doubles. */
+
+static const fpk_format *const stats_sets[2][4] = {
+    {&fpk_fp16, &fpk_bf16, &fpk_e4m3, &fpk_e5m2},
+    {&fpk_fp32, &fpk_tf32, &fpk_fp64, &fpk_e5m2},
+};
+
+static bool same_stats(const fpk_stats *a, const fpk_stats *b, char *why, size_t len)
+{
+    if (a->count != b->count || a->zeros != b->zeros || a->nonfinite != b->nonfinite) {
+        snprintf(why, len, "count/zeros/nonfinite %" PRIu64 "/%" PRIu64 "/%" PRIu64
+                 ", expected %" PRIu64 "/%" PRIu64 "/%" PRIu64,
+                 b->count, b->zeros, b->nonfinite, a->count, a->zeros, a->nonfinite);
+        return false;
+    }
+    if (memcmp(&a->amax, &b->amax, sizeof a->amax) != 0) {
+        snprintf(why, len, "amax %a, expected %a", b->amax, a->amax);
+        return false;
+    }
+    for (int i = 0; i < FPK_LOG2_BINS; i++)
+        if (a->log2_hist[i] != b->log2_hist[i]) {
+            snprintf(why, len, "log2 bin %d: %" PRIu64 ", expected %" PRIu64, i + FPK_LOG2_MIN,
+                     b->log2_hist[i], a->log2_hist[i]);
+            return false;
+        }
+    for (int j = 0; j < a->nformats; j++) {
+        const fpk_format_counts *x = &a->fmt[j], *y = &b->fmt[j];
+        if (x->underflow != y->underflow || x->subnormal != y->subnormal ||
+            x->overflow != y->overflow) {
+            snprintf(why, len,
+                     "%s: underflow/subnormal/overflow %" PRIu64 "/%" PRIu64 "/%" PRIu64
+                     ", expected %" PRIu64 "/%" PRIu64 "/%" PRIu64,
+                     a->formats[j]->name, y->underflow, y->subnormal, y->overflow,
+                     x->underflow, x->subnormal, x->overflow);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* X[0..N-1] of dtype T as doubles (exact). */
+static double *as_doubles(fpk_dtype t, const void *x, size_t n)
+{
+    double *d = xmalloc(n * sizeof *d);
+    fpk_ctx exact = fpk_ctx_default();
+    for (size_t i = 0; i < n; i++) {
+        fpk_bits b = fpk_convert(&fpk_fp64, fpk_dtype_format(t), load(x, fpk_dtype_size(t), i),
+                                 &exact);
+        memcpy(&d[i], &b, sizeof b);
+    }
+    return d;
+}
+
+/* The statistics of X (N elements of T) in every mode, option and scale,
+ * with every kernel set, 1 and 2 threads, whole and split. */
+static void check_stats_all(tu_report *rep, fpk_dtype t, const void *x, size_t n)
+{
+    static const double scales[] = {1, 0x1p-24, 0x1p+16, 3, 0x1p-1000, 0x1p+120, 1e-30};
+    double *d = as_doubles(t, x, n);
+    fpk_stats *want = xmalloc(sizeof *want), *got = xmalloc(sizeof *got);
+    size_t esize = fpk_dtype_size(t), split = n / 3 + 17;
+    char why[200];
+    /* Every mode and option at scale 1; every scale in RNE, RUP and SR;
+     * the second set of formats plain. */
+    for (int set = 0; set < 2; set++)
+        for (int m = 0; m < MODE_COUNT; m++)
+            for (int o = 0; o < 3; o++)
+                for (size_t sc = 0; sc < sizeof scales / sizeof scales[0]; sc++) {
+                    fpk_round mode = all_modes[m];
+                    bool scaled = mode == FPK_RNE || mode == FPK_RUP || mode == FPK_SR;
+                    if ((sc && (o || !scaled)) || (set && (o || sc)))
+                        continue;
+                    fpk_ctx c = fpk_ctx_default();
+                    c.round = all_modes[m];
+                    c.ftz = o == 1;
+                    c.saturate = o == 2;
+                    fpk_stats_init(want, stats_sets[set], 4, scales[sc], &c);
+                    fpk_stats_add(want, d, split);
+                    fpk_stats_add(want, d + split, n - split);
+                    for (int s = 0; s < nisas; s++) {
+                        setenv("FPK_ISA", isas[s], 1);
+                        for (int r = 0; r < 3; r++) {
+                            fpk_stats_init(got, stats_sets[set], 4, scales[sc], &c);
+                            if (r == 2) {
+                                fpk_stats_add_array(got, t, x, split, 1);
+                                fpk_stats_add_array(got, t, (const uint8_t *)x + esize * split,
+                                                    n - split, 1);
+                            } else {
+                                fpk_stats_add_array(got, t, x, n, r + 1);
+                            }
+                            if (!same_stats(want, got, why, sizeof why))
+                                tu_fail(rep, "%s stats %s set %d %s %s scale %a %s: %s",
+                                        isas[s], fpk_dtype_name(t), set, tu_mode_name(c.round),
+                                        o == 1 ? "ftz" : o == 2 ? "saturate" : "plain",
+                                        scales[sc], r == 2 ? "split" : r ? "2 threads" : "",
+                                        why);
+                            else
+                                rep->cases++, rep->total_cases++;
+                        }
+                    }
+                }
+    unsetenv("FPK_ISA");
+    free(want);
+    free(got);
+    free(d);
+}
+
+START_TEST(test_stats)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    /* Every fp16 and bf16 encoding, and every 8-bit one 64 times over. */
+    static const fpk_dtype dtypes[] = {FPK_DTYPE_F16, FPK_DTYPE_BF16, FPK_DTYPE_E4M3,
+                                       FPK_DTYPE_E5M2};
+    for (size_t k = 0; k < 4; k++) {
+        size_t size = fpk_dtype_size(dtypes[k]), n = size == 1 ? 256 * 64 : 65536;
+        void *x = xmalloc(n * size);
+        for (size_t i = 0; i < n; i++)
+            if (size == 1)
+                ((uint8_t *)x)[i] = (uint8_t)i;
+            else
+                ((uint16_t *)x)[i] = (uint16_t)i;
+        check_stats_all(&rep, dtypes[k], x, n);
+        free(x);
+        tu_report_line(&rep, "statistics of every %s", fpk_dtype_name(dtypes[k]));
+    }
+    /* Random float32: near each format's thresholds, any bits, and
+     * subnormals. */
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 5);
+    size_t n = 3 * 65536 + 999;
+    uint32_t *x = xmalloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        switch (i % 6) {
+        case 0: x[i] = (uint32_t)(tu_rng_next(&rng) >> 32); break;
+        case 1: x[i] = (uint32_t)(tu_rng_next(&rng) >> 41) | (uint32_t)(i & 8) << 28; break;
+        default: x[i] = (uint32_t)tu_gen(&fpk_fp32, stats_sets[0][i % 6 - 2], &rng); break;
+        }
+    }
+    check_stats_all(&rep, FPK_DTYPE_F32, x, n);
+    free(x);
+    tu_report_line(&rep, "statistics of %zu random float32", n);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+/* Writes X (N elements of DESCR, SIZE bytes each, as given) to a new .npy
+ * file at PATH. */
+static void write_npy(const char *path, const char *descr, const void *x, size_t n, size_t size)
+{
+    char dict[128];
+    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }",
+                       descr, n);
+    int total = (10 + len + 1 + 63) / 64 * 64;
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              (unsigned char)((total - 10) & 0xff),
+                              (unsigned char)((total - 10) >> 8)};
+    fwrite(head, 1, 10, f);
+    fprintf(f, "%s%*s\n", dict, total - 10 - len - 1, "");
+    fwrite(x, size, n, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* fpk_stats_add_tensor on .npy files of every dtype and both byte orders
+ * against fpk_dump_read and fpk_stats_add, two statistics at once; a range
+ * outside the tensor and a file cut short leave the statistics alone. */
+START_TEST(test_stats_tensor)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 6);
+    size_t n = 2 * 65536 + 4321;
+    uint64_t *raw = xmalloc(n * 8);
+    for (size_t i = 0; i < n; i++)
+        raw[i] = tu_gen(&fpk_fp64, &fpk_e4m3, &rng);
+    static const struct {
+        const char *descr;
+        fpk_dtype t;
+        bool big;
+    } files[] = {{"<f4", FPK_DTYPE_F32, false}, {">f4", FPK_DTYPE_F32, true},
+                 {"<f2", FPK_DTYPE_F16, false}, {">V2", FPK_DTYPE_BF16, true},
+                 {"<f8", FPK_DTYPE_F64, false}};
+    char path[64];
+    snprintf(path, sizeof path, "check_array.%ld.npy", (long)getpid());
+    fpk_stats *want = xmalloc(2 * sizeof *want), *got = xmalloc(2 * sizeof *got);
+    double *buf = xmalloc(n * sizeof *buf);
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        size_t size = fpk_dtype_size(files[k].t);
+        uint8_t *data = xmalloc(n * size);
+        fpk_ctx exact = fpk_ctx_default();
+        for (size_t i = 0; i < n; i++) {
+            fpk_bits b = fpk_convert(fpk_dtype_format(files[k].t), &fpk_fp64, raw[i], &exact);
+            for (size_t j = 0; j < size; j++)
+                data[size * i + j] = (uint8_t)(b >> 8 * (files[k].big ? size - 1 - j : j));
+        }
+        write_npy(path, files[k].descr, data, n, size);
+        free(data);
+        fpk_dump *d;
+        fpk_error err;
+        ck_assert_int_eq(fpk_dump_open(path, NULL, &d, &err), FPK_OK);
+        ck_assert_int_eq(fpk_dump_read(d, 0, 0, n, buf, &err), FPK_OK);
+        for (int m = 0; m < MODE_COUNT; m++)
+            for (int s = 0; s < nisas; s++) {
+                setenv("FPK_ISA", isas[s], 1);
+                fpk_ctx c = fpk_ctx_default();
+                c.round = all_modes[m];
+                for (int j = 0; j < 2; j++) {
+                    fpk_stats_init(&want[j], stats_sets[j], 4, j ? 0x1p-3 : 1, &c);
+                    fpk_stats_add(&want[j], buf + 5, n - 5);
+                    fpk_stats_init(&got[j], stats_sets[j], 4, j ? 0x1p-3 : 1, &c);
+                }
+                int rc = fpk_stats_add_tensor(got, 2, d, 0, 5, n - 5, 2, &err);
+                char why[200] = "";
+                bool ok = rc == FPK_OK && same_stats(&want[0], &got[0], why, sizeof why) &&
+                          same_stats(&want[1], &got[1], why, sizeof why);
+                if (!ok)
+                    tu_fail(&rep, "%s stats_add_tensor %s %s: rc %d %s", isas[s],
+                            files[k].descr, tu_mode_name(c.round), rc, rc ? err.msg : why);
+                else
+                    rep.cases++, rep.total_cases++;
+            }
+        unsetenv("FPK_ISA");
+        /* A range beyond the tensor. */
+        memcpy(&want[0], &got[0], sizeof want[0]);
+        ck_assert_int_eq(fpk_stats_add_tensor(got, 1, d, 0, n - 3, 4, 1, &err), FPK_ERANGE);
+        ck_assert_msg(strstr(err.msg, "4 elements from element") != NULL, "%s", err.msg);
+        ck_assert(memcmp(&want[0], &got[0], sizeof want[0]) == 0);
+        ck_assert_int_eq(fpk_stats_add_tensor(got, 1, d, 1, 0, 1, 1, &err), FPK_ERANGE);
+        /* The file cut short after opening. */
+        ck_assert_int_eq(truncate(path, 4096), 0);
+        ck_assert_int_eq(fpk_stats_add_tensor(got, 1, d, 0, 0, n, 2, &err), FPK_EIO);
+        ck_assert(memcmp(&want[0], &got[0], sizeof want[0]) == 0);
+        fpk_dump_close(d);
+        unlink(path);
+        tu_report_line(&rep, "stats_add_tensor of %s, %zu elements", files[k].descr, n);
+    }
+    free(buf);
+    free(want);
+    free(got);
+    free(raw);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+static Suite *array_suite(void)
+{
+    Suite *s = suite_create("array");
+    TCase *tc = tcase_create("array");
+    tcase_set_timeout(tc, 3600);
+    tcase_add_test(tc, test_sizes_and_in_place);
+    tcase_add_test(tc, test_every_small_input);
+    tcase_add_test(tc, test_random_f32);
+    tcase_add_test(tc, test_sr_bits);
+    tcase_add_test(tc, test_mxcsr);
+    tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_stats);
+    tcase_add_test(tc, test_stats_tensor);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    seed = tu_seed(SUITE);
+    find_isas();
+    SRunner *sr = srunner_create(array_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
