@@ -239,7 +239,8 @@ check thr 'd["tool"] == "fpgrad" and d["round"] == "rne" and d["scale"] == 1 and
     and list(d["tensors"][0]) == ["name", "file", "dtype", "shape", "count", "zeros", "nonfinite",
         "nonzero_finite", "amax", "log2_min", "log2_max", "log2_median", "log2_hist", "formats", "auto"]
     and list(T["formats"]["fp16"]) == ["underflow", "subnormal", "overflow", "underflow_frac",
-        "subnormal_frac", "overflow_frac", "underflow_frac_all", "subnormal_frac_all", "overflow_frac_all"]
+        "subnormal_frac", "overflow_frac", "underflow_frac_all", "subnormal_frac_all", "overflow_frac_all",
+        "sqnr_db"]
     and t["thr.npy"]["dtype"] == "f64" and t["thr.npy"]["shape"] == [36]
     and t["thr.npy"]["file"].endswith("thr.npy")
     and all(abs(c["underflow_frac"] - c["underflow"] / T["nonzero_finite"]) < 1e-15
@@ -346,8 +347,8 @@ fi
 good quiet --quiet --json "$tmp/q.json" "$tmp/thr.npy"
 if [ ! -s "$tmp/quiet.out" ] && [ -s "$tmp/q.json" ]; then ok; else bad "--quiet: output on stdout"; fi
 
-# Errors: one line naming the problem, status 2 for bad usage or input, 1
-# for failures while working.
+# Errors: one line naming the problem, status 2 for bad usage or input, 3
+# for internal failures (an output that cannot be written, gnuplot).
 error missing 2 'nosuch\.npy: cannot open: No such file' "$tmp/nosuch.npy"
 error badfmt 2 'unknown format "fp17"' --formats fp16,fp17 "$tmp/thr.npy"
 error twicefmt 2 'fp16 is named twice' --formats fp16,half "$tmp/thr.npy"
@@ -377,7 +378,7 @@ error dtype 2 'unknown dtype "f128"' --dtype f128 "$tmp/thr.npy"
 error rawdir 2 'is a directory; --dtype reads raw files' --dtype f32 "$tmp/halves"
 error stdout2 2 'cannot both write to standard output' --json - --csv - "$tmp/thr.npy"
 error overwrite 2 'thr\.npy: is an input; fpgrad does not write over its inputs' --json "$tmp/thr.npy" "$tmp/thr.npy"
-error nodir 1 'o\.json: cannot create a file in its directory' --json "$tmp/nodir/o.json" "$tmp/thr.npy"
+error nodir 3 'o\.json: cannot create a file in its directory' --json "$tmp/nodir/o.json" "$tmp/thr.npy"
 run usage
 if [ "$(cat "$tmp/usage.rc")" -eq 2 ] && grep -q '^usage: fpgrad ' "$tmp/usage.err"; then
     ok
@@ -449,13 +450,13 @@ if [ "$have_gnuplot" = yes ]; then
     if grep -q '<svg' "$tmp/plots/h.svg"; then ok; else bad "plot-svg: no <svg> in h.svg"; fi
     FPKIT_GNUPLOT=false
     export FPKIT_GNUPLOT
-    error plotfail 1 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
+    error plotfail 3 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
     FPKIT_GNUPLOT=$tmp/no/gnuplot
-    error plotnone 1 'bad\.png: gnuplot is needed for plots and was not found' --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
+    error plotnone 3 'bad\.png: gnuplot is needed for plots and was not found' --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
     unset FPKIT_GNUPLOT
     plotdir=$FPKIT_PLOTDIR
     FPKIT_PLOTDIR=$tmp/no
-    error plotdir 1 'no/hist\.gp: cannot read the plot script' --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
+    error plotdir 3 'no/hist\.gp: cannot read the plot script' --plot "$tmp/plots/bad.png" "$tmp/thr.npy"
     FPKIT_PLOTDIR=$plotdir
     left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
     if [ "$left" = "./h.png ./h.svg ./log.png " ]; then

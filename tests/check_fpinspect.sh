@@ -153,7 +153,7 @@ done
 golden e5m2-several 1 -2.5 0x3c --fmt e5m2
 
 # Format reports.
-for f in fp64 fp32 tf32 fp16 bf16 e4m3 e5m2; do
+for f in fp64 fp32 tf32 fp16 bf16 e4m3 e5m2 e4m3fnuz e5m2fnuz e3m2 e2m3 e2m1 e8m0; do
     golden "info-$f" --info "$f"
 done
 golden info-fp16-ftz --info fp16 --ftz
@@ -165,6 +165,14 @@ golden info-e4m3-sat --info e4m3 --saturate
 golden info-e5m2-rtz --info e5m2 --round rtz
 golden table-e4m3 --table e4m3
 golden table-e5m2 --table e5m2
+golden table-e4m3fnuz --table e4m3fnuz
+golden table-e2m1 --table e2m1
+golden table-e3m2 --table e3m2
+golden table-e8m0 --table e8m0
+golden e8m0-7f 0x7f --fmt e8m0 --to e4m3,e2m1
+golden e2m1-7 7 --fmt e2m1
+golden e4m3fnuz-80 0x80 --fmt e4m3fnuz --to fp16,e2m1,e8m0
+golden e2m3-nan nan --fmt e2m3
 golden formats --formats
 
 # JSON.
@@ -179,6 +187,8 @@ golden json-info-fp16 --json --info fp16
 golden json-info-e4m3 --json --info e4m3
 golden json-table-e4m3 --json --table e4m3
 golden json-table-e5m2 --json --table e5m2
+golden json-table-e2m1 --json --table e2m1
+golden json-info-e8m0 --json --info e8m0
 golden json-formats --json --formats
 
 # What `fpinspect 0x3c00 --fmt fp16` must show.
@@ -227,6 +237,34 @@ fi
 lines table-e5m2 257
 has table-e5m2 '^0x7b +0 11110 11 +15 +57344 +normal$' \
     '^0x7c +0 11111 00 +inf +inf$' '^0x7d +0 11111 01 +nan +signaling NaN$'
+
+# The OCP MX element and scale formats: E2M1's 16 values, E2M3's and E3M2's
+# largest, E8M0's range; FNUZ's one NaN.
+lines table-e2m1 17
+has table-e2m1 '^0x0 +0 00 +0 +0 +0 +zero$' '^0x1 +0 00 +1 +0 +0\.5 +subnormal$' \
+    '^0x2 +0 01 +0 +0 +1 +normal$' '^0x3 +0 01 +1 +0 +1\.5 +normal$' \
+    '^0x4 +0 10 +0 +1 +2 +normal$' '^0x5 +0 10 +1 +1 +3 +normal$' \
+    '^0x6 +0 11 +0 +2 +4 +normal$' '^0x7 +0 11 +1 +2 +6 +normal$' \
+    '^0x8 +1 00 +0 +0 +-0 +zero$' '^0xf +1 11 +1 +2 +-6 +normal$'
+if grep -q 'NaN\|inf$' "$tmp/table-e2m1.out"; then
+    bad "table-e2m1: E2M1 has no NaN and no infinity"
+else
+    ok
+fi
+has info-e2m3 '^  max finite +0x1f +7\.5$'
+has info-e3m2 '^  max finite +0x1f +28$' \
+    '^  overflow \(rne\) +x >= 30 gives max finite, overflow raised;'
+has info-e2m1 '^  max finite +0x7 +6$' '^  to zero \(rne\) +0 < x <= 2\^-2 = 0\.25;'
+has info-e8m0 '^  width +8 bits: no sign, 8 exponent, 0 mantissa$' \
+    '^  max finite +0xfe +1\.70141183460469231731687303715884105728e\+38$' \
+    '^  min normal +0x00 +2\^-127 = 5\.877471754111437539843682686111228389093' \
+    '^  min subnormal +none' '^  special values +E8M0 .*NaN 0xff, inf none$'
+lines table-e8m0 257
+has table-e8m0 '^0x7f +0 01111111 +0 +1 +normal$' '^0xff +0 11111111 +nan +quiet NaN$'
+has table-e4m3fnuz '^0x7f +0 1111 111 +7 +240 +normal$' '^0x80 +1 0000 000 +nan +quiet NaN$'
+has e2m1-7 '^  rounded +rne into e2m1: down, .* flags overflow,inexact$' '^e2m1 0x7$'
+has e4m3fnuz-80 '^  class +quiet NaN$' '^    fp16 +0x7e00 +nan '
+has e2m3-nan '^  rounded +rne into e2m3: no NaN in the format, .*flags invalid$' '^e2m3 0x20$'
 
 # Negative numbers are values, not options; -- ends the options.
 has fp32-neg-3e-8 '^input -3e-8$' '^fp32 0xb300d959$'
@@ -282,10 +320,11 @@ json json-fp16-3c00 'len(docs) == 1 and d["format"] == "fp16" and d["bits"] == "
     and d["input"] == "0x3c00" and "rounding" not in d and d["to"] == []'
 json json-fp64-1e-8-all 'len(docs) == 1 and d["bits"] == "0x3e45798ee2308c3a"
     and d["rounding"]["direction"] == "up" and d["rounding"]["flags"] == ["inexact"]
-    and [t["format"] for t in d["to"]] == ["fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2"]
-    and all(t["underflow"] and t["bits"] in ("0x0000", "0x00") and t["value"] == "0"
+    and [t["format"] for t in d["to"]] == ["fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2",
+                                           "e4m3fnuz", "e5m2fnuz", "e3m2", "e2m3", "e2m1", "e8m0"]
+    and all(t["underflow"] and t["bits"] in ("0x0000", "0x00", "0x0") and t["value"] == "0"
             and t["rel_error"] == 1 and t["flags"] == ["underflow", "inexact"]
-            for t in d["to"] if t["format"] in ("fp16", "e4m3", "e5m2"))
+            for t in d["to"] if t["format"] in ("fp16", "e4m3", "e5m2", "e4m3fnuz", "e2m1"))
     and all(not t["underflow"] and not t["subnormal"] and 0 < t["rel_error"] < 2e-3
             for t in d["to"] if t["format"] in ("fp32", "tf32", "bf16"))
     and d["to"][0]["rel_error"] == 0 and d["to"][0]["note"] == "exact"'
@@ -321,9 +360,19 @@ json json-table-e4m3 'd["format"] == "e4m3" and len(d["table"]) == 256
     and not any(r["class"] == "inf" for r in d["table"])'
 json json-table-e5m2 'len(d["table"]) == 256 and d["table"][0x7c]["class"] == "inf"
     and d["table"][0x7b]["value"] == "57344" and d["table"][0xfd]["class"] == "signaling NaN"'
-json json-formats '[f["name"] for f in d["formats"]] == ["fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2"]
+json json-formats '[f["name"] for f in d["formats"]] == ["fp64", "fp32", "tf32", "fp16", "bf16", "e4m3",
+                                                     "e5m2", "e4m3fnuz", "e5m2fnuz", "e3m2", "e2m3",
+                                                     "e2m1", "e8m0"]
     and d["formats"][3]["max_finite"] == "65504" and d["formats"][5]["max_finite"] == "448"
-    and d["formats"][5]["specials"] == "NaN only (no inf)"'
+    and d["formats"][5]["specials"] == "NaN only (no inf)"
+    and d["formats"][7]["max_finite"] == "240" and d["formats"][9]["max_finite"] == "28"
+    and d["formats"][10]["max_finite"] == "7.5" and d["formats"][11]["max_finite"] == "6"
+    and d["formats"][12]["min_subnormal"] == "none"'
+json json-table-e2m1 '[r["value"] for r in d["table"][:8]] == ["0", "0.5", "1", "1.5", "2", "3", "4", "6"]
+    and [r["class"] for r in d["table"]].count("zero") == 2'
+json json-info-e8m0 'd["width"] == 8 and d["min_normal"] == {"bits": "0x00", "value": "5.8774717541114375398436826861112283890933277838604376075437585313920862972736358642578125e-39"}
+    and d["min_subnormal"] == {"bits": "none", "value": "none"} and d["nan"] == "0xff"
+    and d["to_zero"]["negative"] == "no negative numbers"'
 
 # --help and --version: stdout, status 0.
 run help --help

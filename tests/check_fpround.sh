@@ -313,7 +313,7 @@ if [ "$have_gnuplot" = yes ]; then
     if grep -q '<svg' "$tmp/plots/d.svg"; then ok; else bad "plot-dot: no <svg>"; fi
     FPKIT_GNUPLOT=false
     export FPKIT_GNUPLOT
-    error plotfail 1 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/tenth.npy"
+    error plotfail 3 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/tenth.npy"
     unset FPKIT_GNUPLOT
     left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
     if [ "$left" = "./d.svg ./h.png ./s.png " ]; then ok; else bad "plots: files left behind: $left"; fi

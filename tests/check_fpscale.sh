@@ -317,7 +317,7 @@ if [ "$have_gnuplot" = yes ]; then
     if grep -q '<svg' "$tmp/plots/f.svg"; then ok; else bad "plot8: no <svg>"; fi
     FPKIT_GNUPLOT=false
     export FPKIT_GNUPLOT
-    error plotfail 1 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/meta"
+    error plotfail 3 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/meta"
     unset FPKIT_GNUPLOT
     left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
     if [ "$left" = "./f.svg ./l.png " ]; then ok; else bad "plots: files left: $left"; fi

@@ -218,7 +218,7 @@ if [ "$have_gnuplot" = yes ]; then
     if [ "$(png_size "$tmp/bars.png")" = 640x400 ]; then ok; else bad "plot: not a 640x400 PNG"; fi
     good plot-sweep --quiet --plot "$tmp/sweep.svg" --lr-sweep 1e-4:1:5 "$sample/step-000000.safetensors"
     if grep -q '<svg' "$tmp/sweep.svg"; then ok; else bad "plot-sweep: not an SVG"; fi
-    FPKIT_PLOTDIR=$tmp/none error plot-script 1 'cannot read the plot script' --plot "$tmp/x.png" "$tmp/facts.safetensors"
+    FPKIT_PLOTDIR=$tmp/none error plot-script 3 'cannot read the plot script' --plot "$tmp/x.png" "$tmp/facts.safetensors"
 else
     skipped "plots (gnuplot not installed)"
 fi

@@ -5,6 +5,10 @@
 #             a missing binary is a hard error, exit 99)
 # It makes $tmp (removed on exit), finds python3 and gnuplot (have_python,
 # have_gnuplot), and counts checks: ok, bad and skipped, reported by summary.
+# With VALGRIND set (say "valgrind --error-exitcode=99 --leak-check=full
+# -q"), run starts the tool under it; $tool_exec holds that prefix, with
+# libtool --mode=execute in front when ./libtool is there, so that valgrind
+# runs the binary rather than the build tree's wrapper script.
 # shellcheck shell=sh disable=SC2034,SC2154 # set here for the caller, or by it
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/$tool.XXXXXX")
@@ -28,6 +32,13 @@ if [ -n "${tool_bin:-}" ] && [ ! -x "$tool_bin" ]; then
     echo "check_$tool: $tool_bin is not an executable" >&2
     exit 99
 fi
+tool_exec=
+if [ -n "${VALGRIND:-}" ]; then
+    tool_exec=$VALGRIND
+    if [ -x ./libtool ]; then
+        tool_exec="./libtool --mode=execute $VALGRIND"
+    fi
+fi
 have_python=no
 if command -v python3 >/dev/null 2>&1; then
     have_python=yes
@@ -50,7 +61,8 @@ run() {
     name=$1
     shift
     rc=0
-    "$tool_bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+    # shellcheck disable=SC2086 # tool_exec is a command and its options
+    $tool_exec "$tool_bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
     echo "$rc" >"$tmp/$name.rc"
 }
 

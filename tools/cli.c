@@ -32,6 +32,16 @@ void cli_die(int status, const char *fmt, ...)
     exit(status);
 }
 
+int cli_error_status(const fpk_error *err)
+{
+    return err->code == FPK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_USAGE;
+}
+
+void cli_die_error(const fpk_error *err)
+{
+    cli_die(cli_error_status(err), "%s", err->msg);
+}
+
 int cli_next(cli_args *a)
 {
     if (++a->i >= a->argc)
@@ -111,7 +121,7 @@ char *cli_strf(const char *fmt, ...)
     int n = vasprintf(&s, fmt, ap);
     va_end(ap);
     if (n < 0)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
     return s;
 }
 
@@ -119,7 +129,7 @@ void *cli_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
     if (!p)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
     return p;
 }
 
@@ -178,26 +188,37 @@ int cli_parse_formats(const char *opt, const char *list, const fpk_format **form
     return n;
 }
 
-void cli_parse_shape(const char *opt, const char *s, fpk_raw_spec *raw)
+bool cli_shape_parse(const char *s, fpk_raw_spec *raw, char *why, size_t len)
 {
     raw->ndim = 0;
     for (const char *t = s;;) {
         size_t n = strcspn(t, ",");
-        char *dim = cli_strf("%.*s", (int)n, t), *end;
-        errno = 0;
-        unsigned long long v = strtoull(dim, &end, 10);
-        if (!*dim || *end || errno || dim[0] == '-' || dim[0] == '+' || dim[0] == ' ')
-            cli_die(CLI_EXIT_USAGE,
-                    "option %s: \"%s\" is not a dimension (a count from 0) in \"%s\"", opt, dim,
-                    s);
-        if (raw->ndim == FPK_MAX_DIMS)
-            cli_die(CLI_EXIT_USAGE, "option %s: at most %d dimensions", opt, FPK_MAX_DIMS);
+        uint64_t v = 0;
+        bool ok = n > 0;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = t[i] >= '0' && t[i] <= '9' && !__builtin_mul_overflow(v, 10, &v) &&
+                 !__builtin_add_overflow(v, (uint64_t)(t[i] - '0'), &v);
+        if (!ok) {
+            snprintf(why, len, "\"%.*s\" is not a dimension (a count from 0) in \"%s\"",
+                     (int)n, t, s);
+            return false;
+        }
+        if (raw->ndim == FPK_MAX_DIMS) {
+            snprintf(why, len, "at most %d dimensions", FPK_MAX_DIMS);
+            return false;
+        }
         raw->shape[raw->ndim++] = v;
-        free(dim);
         if (!t[n])
-            break;
+            return true;
         t += n + 1;
     }
+}
+
+void cli_parse_shape(const char *opt, const char *s, fpk_raw_spec *raw)
+{
+    char why[256];
+    if (!cli_shape_parse(s, raw, why, sizeof why))
+        cli_die(CLI_EXIT_USAGE, "option %s: %s", opt, why);
 }
 
 bool cli_is_stdout(const char *path)
@@ -222,7 +243,7 @@ static int add_file(const char *file, void *arg)
     if (fs->n == fs->cap) {
         fs->cap = fs->cap ? 2 * fs->cap : 16;
         if (!(fs->v = realloc(fs->v, fs->cap * sizeof *fs->v)))
-            cli_die(CLI_EXIT_FAILURE, "out of memory");
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
     }
     fs->v[fs->n++] = cli_strf("%s", file);
     return 0;
@@ -232,7 +253,7 @@ void cli_walk_files(const char *path, cli_files *fs)
 {
     fpk_error err;
     if (fpk_dump_walk(path, add_file, fs, &err) != FPK_OK)
-        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        cli_die_error(&err);
 }
 
 void cli_files_free(cli_files *fs)

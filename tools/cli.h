@@ -11,8 +11,11 @@
 
 #include "fpkit.h"
 
-/* Exit statuses: 0 success, 1 a failure while working, 2 bad usage or input. */
-enum { CLI_EXIT_FAILURE = 1, CLI_EXIT_USAGE = 2 };
+/* Exit statuses: 0 success; 1 findings, for a tool with a mode that
+ * reports them through its status; 2 bad usage or input (a malformed or
+ * unreadable file included); 3 an internal failure: memory ran out, an
+ * output could not be written, gnuplot failed. */
+enum { CLI_EXIT_FINDINGS = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERNAL = 3 };
 
 /* Sets the program name used as the prefix of every message. */
 void cli_init(const char *argv0);
@@ -21,6 +24,13 @@ const char *cli_prog(void);
 /* "prog: MESSAGE\n" on stderr, then exit(STATUS). */
 noreturn void cli_die(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The exit status for a library error: 3 for FPK_ENOMEM, else 2 (the
+ * input is at fault). */
+int cli_error_status(const fpk_error *err);
+
+/* ERR's message on stderr, then exit(cli_error_status(ERR)). */
+noreturn void cli_die_error(const fpk_error *err);
 
 /* The format NAME, or an exit with status 2 and a message listing the
  * known names. */
@@ -34,7 +44,7 @@ const char *cli_round_name(fpk_round mode);
 /* A formatted string in new memory (free it); exits if memory runs out. */
 char *cli_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* calloc(N, SIZE) (one byte's worth when N is 0), or an exit with status 1
+/* calloc(N, SIZE) (one byte's worth when N is 0), or an exit with status 3
  * when memory runs out. */
 void *cli_xcalloc(size_t n, size_t size);
 
@@ -56,8 +66,12 @@ void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compil
  * status 2 on an unknown or repeated name, more than MAX names, or none. */
 int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
 
-/* The value S of option OPT, comma-separated dimensions (counts from 0,
- * decimal digits only), as RAW's shape, or an exit with status 2. */
+/* S, comma-separated dimensions (counts from 0, decimal digits only), as
+ * RAW's shape: true, or false with why not in WHY (LEN bytes). */
+bool cli_shape_parse(const char *s, fpk_raw_spec *raw, char *why, size_t len);
+
+/* The value S of option OPT as RAW's shape (cli_shape_parse), or an exit
+ * with status 2. */
 void cli_parse_shape(const char *opt, const char *s, fpk_raw_spec *raw);
 
 /* Whether PATH names standard output ("-"); NULL does not. */

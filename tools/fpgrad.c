@@ -27,7 +27,8 @@ static const char usage[] =
 static const char help[] =
     "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
     "searched for *.npy and *.safetensors.\n"
-    "  --formats LIST   formats to round into (default fp16,bf16,e4m3,e5m2)\n"
+    "  --formats LIST   formats to round into (default fp16,bf16,e4m3,e5m2); mxfp8,\n"
+    "                   mxfp6, mxfp4: OCP MX blocks of 32 with e4m3, e3m2, e2m1\n"
     "  --scale S|auto   multiply by S before rounding (default 1); auto: recommend\n"
     "                   the loss scale and the FP8 scales, and show what remains\n"
     "  --margin M       divide the FP8 scales by 2^M (default 0)\n"
@@ -42,11 +43,12 @@ static const char help[] =
     "  --plot-size WxH  its size (default 1000x600)\n"
     "  --logy           counts on a log scale\n"
     "  --report DIR     an HTML report in DIR: tables, plots, the JSON\n"
-    "  --threads N      tensors read at once (default 1)\n"
+    "  --threads N      threads: tensors read at once, and each tensor's share\n"
+    "                   (default 1)\n"
     "  --quiet          no table on standard output, no progress\n"
     "  --help, --version\n";
 
-#define CHUNK 65536 /* elements read at once */
+#define CHUNK ((uint64_t)1 << 22) /* elements added at once, between progress updates */
 #define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
 
 typedef struct opts {
@@ -74,9 +76,13 @@ typedef struct pool {
     const job *jobs;
     int pass;             /* 1: the statistics; 2: after the auto scales */
     fpk_stats *total;     /* pass 1: merged into */
-    pthread_mutex_t lock; /* guards next, total, run->total, msg, last */
+    grad_sums err_total[FPK_STATS_MAX_FORMATS];         /* pass 1: every format's */
+    fpk_format_counts mx_total[FPK_STATS_MAX_FORMATS]; /* pass 1: the MX formats' */
+    pthread_mutex_t lock; /* guards next, the totals, run->total, msg, last */
     size_t next;
-    atomic_bool failed; /* set once, with msg, under the lock */
+    int inner;          /* threads per tensor */
+    atomic_bool failed; /* set once, with status and msg, under the lock */
+    int status;
     char msg[600];
     bool progress;
     atomic_uint_fast64_t done;
@@ -126,7 +132,7 @@ static job *list_tensors(opts *o, const cli_files *fs, uint64_t *elements)
         fpk_dump *d;
         fpk_error err;
         if (open_dump(o, fs->v[i], &d, &err) != FPK_OK)
-            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+            cli_die_error(&err);
         size_t before = run->nrows;
         for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
             const fpk_tensor *ten = fpk_dump_tensor(d, t);
@@ -138,7 +144,7 @@ static job *list_tensors(opts *o, const cli_files *fs, uint64_t *elements)
                 jobs = realloc(jobs, cap * sizeof *jobs);
                 run->rows = realloc(run->rows, cap * sizeof *run->rows);
                 if (!jobs || !run->rows)
-                    cli_die(CLI_EXIT_FAILURE, "out of memory");
+                    cli_die(CLI_EXIT_INTERNAL, "out of memory");
             }
             grad_row *r = &run->rows[run->nrows];
             memset(r, 0, sizeof *r);
@@ -189,11 +195,12 @@ static void progress(pool *p, uint64_t n)
     pthread_mutex_unlock(&p->lock);
 }
 
-static void fail(pool *p, const char *msg)
+static void fail(pool *p, int status, const char *msg)
 {
     pthread_mutex_lock(&p->lock);
     if (!p->failed) {
         p->failed = true;
+        p->status = status;
         snprintf(p->msg, sizeof p->msg, "%s", msg);
     }
     pthread_mutex_unlock(&p->lock);
@@ -207,20 +214,18 @@ static void stats_at(fpk_stats *s, const fpk_format *const *formats, int n, int 
     fpk_stats_init(s, formats, n, ldexp(1.0, log2), &c);
 }
 
-/* Reads tensor T of D in chunks into each of STATS[0..NS-1]; false (and
- * the pool failed) on an error. */
-static bool feed(pool *p, fpk_dump *d, size_t t, uint64_t count, double *buf, fpk_stats *stats,
-                 int ns)
+/* Reads tensor T of D in chunks into each of STATS[0..NS-1] (one read
+ * for all, on the pool's threads per tensor); false (and the pool failed)
+ * on an error. */
+static bool feed(pool *p, fpk_dump *d, size_t t, uint64_t count, fpk_stats *stats, int ns)
 {
     for (uint64_t first = 0; first < count;) {
-        size_t n = count - first < CHUNK ? (size_t)(count - first) : CHUNK;
+        uint64_t n = count - first < CHUNK ? count - first : CHUNK;
         fpk_error err;
-        if (fpk_dump_read(d, t, first, n, buf, &err) != FPK_OK) {
-            fail(p, err.msg);
+        if (fpk_stats_add_tensor(stats, ns, d, t, first, n, p->inner, &err) != FPK_OK) {
+            fail(p, cli_error_status(&err), err.msg);
             return false;
         }
-        for (int k = 0; k < ns; k++)
-            fpk_stats_add(&stats[k], buf, n);
         first += n;
         progress(p, n);
         if (p->failed)
@@ -236,17 +241,60 @@ static void add_counts(fpk_format_counts *into, const fpk_format_counts *from)
     into->overflow += from->overflow;
 }
 
+#define PIECE ((size_t)1 << 16) /* elements of the second read at once */
+
+/* Pass 1's second read of row I (grad_mx.c): the counts of the block-scaled
+ * formats, which replace the per-element ones, and every format's errors. */
+static bool requantise(pool *p, fpk_dump *d, size_t i)
+{
+    grad_run *run = p->run;
+    grad_row *r = &run->rows[i];
+    size_t t = p->jobs[i].tensor;
+    grad_quant q;
+    grad_quant_init(&q, run, fpk_dump_tensor(d, t), p->inner);
+    fpk_format_counts mx[FPK_STATS_MAX_FORMATS] = {{0, 0, 0}};
+    grad_sums *sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sums);
+    double *x = cli_xcalloc(PIECE, sizeof *x);
+    float *x32 = cli_xcalloc(PIECE, sizeof *x32), *y = cli_xcalloc(PIECE, sizeof *y);
+    bool ok = true;
+    while (ok && q.left) {
+        size_t n = grad_quant_next(&q, PIECE);
+        fpk_error err;
+        if (fpk_dump_read(d, t, q.pos, n, x, &err) != FPK_OK) {
+            fail(p, cli_error_status(&err), err.msg);
+            ok = false;
+        } else {
+            grad_quant_add(&q, x, n, x32, y, mx, sums);
+        }
+    }
+    free(x), free(x32), free(y);
+    pthread_mutex_lock(&p->lock);
+    for (int j = 0; j < run->nformats; j++) {
+        r->err[j] = grad_sums_value(&sums[j]);
+        grad_sums_merge(&p->err_total[j], &sums[j]);
+        if (grad_is_mx(run->formats[j])) {
+            r->fmt[j] = mx[j];
+            add_counts(&p->mx_total[j], &mx[j]);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    free(sums);
+    return ok;
+}
+
 /* Pass 1: the statistics of row I at the run's scale. */
-static bool pass1(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
+static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
 {
     grad_run *run = p->run;
     grad_row *r = &run->rows[i];
     fpk_ctx c = fpk_ctx_default();
     c.round = run->round;
     fpk_stats_init(&st[0], run->formats, run->nformats, run->scale, &c);
-    if (!feed(p, d, p->jobs[i].tensor, r->count, buf, st, 1))
+    if (!feed(p, d, p->jobs[i].tensor, r->count, st, 1))
         return false;
     grad_row_set_stats(r, &st[0]);
+    if (!requantise(p, d, i))
+        return false;
     pthread_mutex_lock(&p->lock);
     fpk_stats_merge(p->total, &st[0]);
     pthread_mutex_unlock(&p->lock);
@@ -255,7 +303,7 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
 
 /* Pass 2: the scales of row I, and the statistics at its loss scale, at the
  * global loss scale (summed into the total) and at each FP8 scale. */
-static bool pass2(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
+static bool pass2(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
 {
     grad_run *run = p->run;
     grad_row *r = &run->rows[i];
@@ -278,12 +326,15 @@ static bool pass2(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
         fp8_at[j] = ns;
         stats_at(&st[ns++], &run->formats[j], 1, r->amax_scale[j].log2, run->round);
     }
-    if (!feed(p, d, p->jobs[i].tensor, r->count, buf, st, ns))
+    if (!feed(p, d, p->jobs[i].tensor, r->count, st, ns))
         return false;
     memcpy(r->loss.fmt, st[0].fmt, sizeof r->loss.fmt);
     for (int j = 0; j < run->nformats; j++)
         if (grad_has_amax_scale(run->formats[j]))
             r->amax_scale[j].fmt[j] = st[fp8_at[j]].fmt[0];
+    for (int j = 0; j < run->nformats; j++) /* block scales ignore the loss scale */
+        if (grad_is_mx(run->formats[j]))
+            r->loss.fmt[j] = st[global_at].fmt[j] = r->fmt[j];
     pthread_mutex_lock(&p->lock);
     for (int j = 0; j < run->nformats; j++) {
         add_counts(&run->total.loss.fmt[j], &st[global_at].fmt[j]);
@@ -297,7 +348,6 @@ static bool pass2(pool *p, fpk_dump *d, size_t i, double *buf, fpk_stats *st)
 static void *worker(void *arg)
 {
     pool *p = arg;
-    double *buf = cli_xcalloc(CHUNK, sizeof *buf);
     fpk_stats *st = cli_xcalloc(2 + FPK_STATS_MAX_FORMATS, sizeof *st);
     fpk_dump *d = NULL;
     size_t open_file = SIZE_MAX;
@@ -317,7 +367,7 @@ static void *worker(void *arg)
             d = NULL;
             fpk_error err;
             if (open_dump(p->o, p->files->v[jb->file], &d, &err) != FPK_OK) {
-                fail(p, err.msg);
+                fail(p, cli_error_status(&err), err.msg);
                 break;
             }
             open_file = jb->file;
@@ -329,16 +379,15 @@ static void *worker(void *arg)
             char msg[512];
             snprintf(msg, sizeof msg, "%s: the file changed while being read",
                      p->files->v[jb->file]);
-            fail(p, msg);
+            fail(p, CLI_EXIT_USAGE, msg);
             break;
         }
-        if (!(p->pass == 1 ? pass1 : pass2)(p, d, i, buf, st))
+        if (!(p->pass == 1 ? pass1 : pass2)(p, d, i, st))
             break;
     }
     if (d)
         fpk_dump_close(d);
     free(st);
-    free(buf);
     return NULL;
 }
 
@@ -352,6 +401,7 @@ static void run_pass(pool *p, int pass, uint64_t elements)
     int n = p->o->threads;
     if ((size_t)n > p->run->nrows)
         n = (int)p->run->nrows;
+    p->inner = p->o->threads / n; /* threads left over share each tensor */
     pthread_t *tids = cli_xcalloc((size_t)n, sizeof *tids);
     int started = 0;
     for (int k = 1; k < n; k++) {
@@ -368,7 +418,7 @@ static void run_pass(pool *p, int pass, uint64_t elements)
         fflush(stderr);
     }
     if (p->failed)
-        cli_die(CLI_EXIT_FAILURE, "%s", p->msg);
+        cli_die(p->status, "%s", p->msg);
 }
 
 static void analyse(opts *o, const cli_files *fs)
@@ -386,6 +436,11 @@ static void analyse(opts *o, const cli_files *fs)
     clock_gettime(CLOCK_MONOTONIC, &p.last);
     run_pass(&p, 1, elements);
     grad_row_set_stats(&run->total, total);
+    for (int j = 0; j < run->nformats; j++) {
+        run->total.err[j] = grad_sums_value(&p.err_total[j]);
+        if (grad_is_mx(run->formats[j]))
+            run->total.fmt[j] = p.mx_total[j];
+    }
     if (run->autoscale) {
         run->total.loss.has_scale = total->amax > 0;
         if (run->total.loss.has_scale)
@@ -408,7 +463,7 @@ static void write_outputs(const opts *o)
             json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) !=
                 0 ||
             fputc('\n', f.fp) == EOF)
-            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+            cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", o->json);
         json_decref(j);
         outfile_commit(&f);
     }
@@ -430,7 +485,7 @@ static void write_outputs(const opts *o)
     if (!o->quiet && !cli_is_stdout(o->json) && !cli_is_stdout(o->csv)) {
         grad_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
-            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+            cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     }
 }
 
@@ -461,7 +516,7 @@ int main(int argc, char **argv)
     o.run.round = FPK_RNE;
     o.run.scale = 1;
     o.run.nformats =
-        cli_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
+        grad_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
     const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
     int npaths = 0;
     bool margin_given = false, shape_given = false, big_endian = false;
@@ -479,7 +534,7 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(name, "--formats") == 0) {
             o.run.nformats =
-                cli_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
+                grad_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
         } else if (strcmp(name, "--scale") == 0) {
             parse_scale(&o, val);
         } else if (strcmp(name, "--margin") == 0) {

@@ -70,7 +70,7 @@ typedef struct where {
 static void *xrealloc(void *p, size_t n, size_t size)
 {
     if (!(p = realloc(p, (n ? n : 1) * size)))
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
     return p;
 }
 
@@ -109,7 +109,7 @@ static fpk_dump *open_dump(const opts *o, const char *path)
     fpk_dump *d;
     fpk_error err;
     if (fpk_dump_open(path, o->has_raw ? &o->raw : NULL, &d, &err) != FPK_OK)
-        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        cli_die_error(&err);
     return d;
 }
 
@@ -180,9 +180,17 @@ static where *list_tensors(opts *o, const cli_files *fs)
         where *pairs = cli_xcalloc(2 * na, sizeof *pairs);
         for (size_t k = 0; k < na; k++) {
             fr_row *r = &run->rows[k];
-            if (r->count != brows[k].count)
-                cli_die(CLI_EXIT_USAGE, "--dot: %s: %s has %" PRIu64 " elements but %s: %s has %" PRIu64,
-                        r->file, r->name, r->count, brows[k].file, o->dot_b, brows[k].count);
+            if (r->count != brows[k].count) {
+                char *msg = cli_strf("--dot: %s: %s has %" PRIu64 " elements but %s: %s has %" PRIu64,
+                                     r->file, r->name, r->count, brows[k].file, o->dot_b,
+                                     brows[k].count);
+                /* Nothing left only in dead locals for LeakSanitizer to
+                 * report at the exit. */
+                for (size_t j = k; j < nb; j++) /* those before are taken or freed */
+                    free(brows[j].name), free(brows[j].file);
+                free(brows), free(pairs), free(w), free(wb);
+                cli_die(CLI_EXIT_USAGE, "%s", msg);
+            }
             pairs[2 * k] = w[k];
             pairs[2 * k + 1] = wb[k];
             r->name_b = brows[k].name;
@@ -209,14 +217,14 @@ static where *list_tensors(opts *o, const cli_files *fs)
 static double *read_all(const opts *o, const cli_files *fs, where w, uint64_t count)
 {
     if (count > SIZE_MAX / sizeof(double))
-        cli_die(CLI_EXIT_FAILURE, "%s: tensor too large to hold in memory", fs->v[w.file]);
+        cli_die(CLI_EXIT_INTERNAL, "%s: tensor too large to hold in memory", fs->v[w.file]);
     double *x = cli_xcalloc((size_t)count, sizeof *x);
     fpk_dump *d = open_dump(o, fs->v[w.file]);
     for (uint64_t first = 0; first < count;) {
         size_t n = count - first < CHUNK ? (size_t)(count - first) : CHUNK;
         fpk_error err;
         if (fpk_dump_read(d, w.tensor, first, n, x + first, &err) != FPK_OK)
-            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+            cli_die_error(&err);
         first += n;
     }
     fpk_dump_close(d);
@@ -302,7 +310,7 @@ static void measure_errors(const opts *o, const cli_files *fs, const where *w, s
         size_t n = r->count - first < CHUNK ? (size_t)(r->count - first) : CHUNK;
         fpk_error err;
         if (fpk_dump_read(d, w[i].tensor, first, n, buf, &err) != FPK_OK)
-            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+            cli_die_error(&err);
         count_kinds(r, buf, n);
         for (int j = 0; j < run->nformats; j++)
             for (int m = 0; m < run->nmodes; m++) {
@@ -659,7 +667,7 @@ static void write_outputs(const opts *o)
         if (!j ||
             json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0 ||
             fputc('\n', f.fp) == EOF)
-            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+            cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", o->json);
         json_decref(j);
         outfile_commit(&f);
     }
@@ -668,7 +676,7 @@ static void write_outputs(const opts *o)
     if (!o->quiet && !cli_is_stdout(o->json)) {
         fr_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
-            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+            cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     }
 }
 

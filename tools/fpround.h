@@ -106,7 +106,7 @@ void fr_text(const fr_run *run, FILE *out);
 json_t *fr_json(const fr_run *run);
 
 /* fpround_plot.c: the error histogram (FR_ERROR) or the running sums into
- * PATH, .png or .svg; dies with status 1 if gnuplot fails. */
+ * PATH, .png or .svg; dies with status 3 if gnuplot fails. */
 void fr_plot(const fr_run *run, const char *path, int width, int height);
 
 #endif

@@ -165,7 +165,7 @@ static void list_steps(scale_run *run, const cli_files *fs)
         fpk_dump *d;
         fpk_error err;
         if (fpk_dump_open(f->path, NULL, &d, &err) != FPK_OK)
-            cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+            cli_die_error(&err);
         file_step(f, d);
         if (run->grads_scaled)
             file_loss_scale(f, d);
@@ -206,7 +206,7 @@ static void tensor_stats(fpk_dump *d, size_t t, const fpk_format *format, double
         size_t n = ten->count - first < CHUNK ? (size_t)(ten->count - first) : CHUNK;
         fpk_error err;
         if (fpk_dump_read(d, t, first, n, buf, &err) != FPK_OK)
-            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+            cli_die_error(&err);
         fpk_stats_add(s, buf, n);
         first += n;
     }
@@ -235,7 +235,7 @@ static fpk_dump *open_step(const scale_file *f)
     fpk_dump *d;
     fpk_error err;
     if (fpk_dump_open(f->path, NULL, &d, &err) != FPK_OK)
-        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        cli_die_error(&err);
     return d;
 }
 
@@ -333,7 +333,7 @@ static history *history_of(history **hs, size_t *n, size_t *cap, const char *nam
     if (*n == *cap) {
         *cap = *cap ? 2 * *cap : 16;
         if (!(*hs = realloc(*hs, *cap * sizeof **hs)))
-            cli_die(CLI_EXIT_FAILURE, "out of memory");
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
     }
     history *x = &(*hs)[(*n)++];
     x->name = cli_strf("%s", name);
@@ -450,7 +450,7 @@ static void write_outputs(const opts *o)
             json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) !=
                 0 ||
             fputc('\n', f.fp) == EOF)
-            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+            cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", o->json);
         json_decref(j);
         outfile_commit(&f);
     }
@@ -459,7 +459,7 @@ static void write_outputs(const opts *o)
     if (!o->quiet && !cli_is_stdout(o->json)) {
         scale_text(&o->run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
-            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+            cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     }
 }
 

@@ -110,7 +110,7 @@ static void add_entry(entries *es, const char *file, const fpk_tensor *t, size_t
     if (es->n == es->cap) {
         es->cap = es->cap ? 2 * es->cap : 32;
         if (!(es->v = realloc(es->v, es->cap * sizeof *es->v)))
-            cli_die(CLI_EXIT_FAILURE, "out of memory");
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
     }
     entry *e = &es->v[es->n++];
     e->file = cli_strf("%s", file);
@@ -135,7 +135,7 @@ static int visit(const char *file, void *arg)
     fpk_dump *d;
     fpk_error err;
     if (fpk_dump_open(file, NULL, &d, &err) != FPK_OK)
-        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        cli_die_error(&err);
     for (size_t t = 0; t < fpk_dump_ntensors(d); t++)
         add_entry(es, file, fpk_dump_tensor(d, t), t);
     fpk_dump_close(d);
@@ -146,7 +146,7 @@ static void walk(const char *path, entries *es)
 {
     fpk_error err;
     if (fpk_dump_walk(path, visit, es, &err) != FPK_OK)
-        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        cli_die_error(&err);
 }
 
 static char *shape_text(const entry *e)
@@ -179,7 +179,7 @@ static void add_row(opts *o, size_t *cap, const char *p, const entry *w, const e
     if (run->nrows == *cap) {
         *cap = *cap ? 2 * *cap : 16;
         if (!(run->rows = realloc(run->rows, *cap * sizeof *run->rows)))
-            cli_die(CLI_EXIT_FAILURE, "out of memory");
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
     }
     sw_row *r = &run->rows[run->nrows++];
     memset(r, 0, sizeof *r);
@@ -258,7 +258,7 @@ static void open_or_die(const char *path, fpk_dump **d)
 {
     fpk_error err;
     if (fpk_dump_open(path, NULL, d, &err) != FPK_OK)
-        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        cli_die_error(&err);
 }
 
 /* Reads every row's weights and updates and computes. */
@@ -278,7 +278,7 @@ static void analyse(opts *o)
             strcmp(fpk_dump_tensor(dw, r->wi)->name, r->wname) ||
             strcmp(fpk_dump_tensor(du, r->ui)->name, r->uname) ||
             fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count)
-            cli_die(CLI_EXIT_FAILURE, "%s: the file changed while being read", r->wfile);
+            cli_die(CLI_EXIT_USAGE, "%s: the file changed while being read", r->wfile);
         uint64_t n = fpk_dump_tensor(dw, r->wi)->count;
         sw_calc_row(x, i);
         for (uint64_t first = 0; first < n;) {
@@ -286,7 +286,7 @@ static void analyse(opts *o)
             fpk_error err;
             if (fpk_dump_read(dw, r->wi, first, k, wb, &err) != FPK_OK ||
                 fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK)
-                cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+                cli_die_error(&err);
             for (size_t e = 0; e < k; e++)
                 sw_calc_add(x, run, r, wb[e], ub[e]);
             first += k;
@@ -332,7 +332,7 @@ static void write_outputs(const opts *o)
             json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) !=
                 0 ||
             fputc('\n', f.fp) == EOF)
-            cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", o->json);
+            cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", o->json);
         json_decref(j);
         outfile_commit(&f);
     }
@@ -341,7 +341,7 @@ static void write_outputs(const opts *o)
     if (!o->quiet && !cli_is_stdout(o->json)) {
         sw_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
-            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+            cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     }
 }
 

@@ -103,10 +103,10 @@ json_t *sw_json(const sw_run *run);
 
 /* fpswamp_plot.c: the lost fractions per tensor and format (RNE), or with a
  * sweep the lost fraction against the learning rate, into PATH (.png or
- * .svg) through gnuplot and plots/fpswamp.gp.  Dies with status 1 if it
+ * .svg) through gnuplot and plots/fpswamp.gp.  Dies with status 3 if it
  * fails. */
 void sw_plot(const sw_run *run, const char *path, int width, int height);
-/* Dies with status 1 unless gnuplot and the plot scripts are there. */
+/* Dies with status 3 unless gnuplot and the plot scripts are there. */
 void sw_plot_check(const char *path);
 
 #endif

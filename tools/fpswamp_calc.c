@@ -23,7 +23,7 @@ static void *xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size);
     if (!p)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
     return p;
 }
 
@@ -31,7 +31,7 @@ static void *xcalloc(size_t n, size_t size)
 static void exact(int ternary)
 {
     if (ternary != 0)
-        cli_die(CLI_EXIT_FAILURE, "internal error: an exact operation was rounded");
+        cli_die(CLI_EXIT_INTERNAL, "internal error: an exact operation was rounded");
 }
 
 sw_calc *sw_calc_new(const sw_run *run)

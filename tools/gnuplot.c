@@ -74,17 +74,17 @@ char *gp_script(const char *name)
         script = cli_strf("%s/%s", FPK_SRC_PLOTDIR, name);
     }
     if (access(script, R_OK) != 0)
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot read the plot script: %s (set FPKIT_PLOTDIR)", script,
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot read the plot script: %s (set FPKIT_PLOTDIR)", script,
                 strerror(errno));
     return script;
 }
 
-/* The gnuplot to run; dies with status 1, naming PATH, if there is none. */
+/* The gnuplot to run; dies with status 3, naming PATH, if there is none. */
 static const char *need_program(const char *path)
 {
     const char *gnuplot = gp_program();
     if (!gnuplot)
-        cli_die(CLI_EXIT_FAILURE,
+        cli_die(CLI_EXIT_INTERNAL,
                 "%s: gnuplot is needed for plots and was not found: install the "
                 "Debian package gnuplot-nox, or set FPKIT_GNUPLOT",
                 path);
@@ -111,7 +111,7 @@ char *gp_quote(const char *s)
         n += *p == '\'' ? 2 : 1;
     char *q = malloc(n), *o = q;
     if (!q)
-        cli_die(CLI_EXIT_FAILURE, "out of memory");
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
     *o++ = '\'';
     for (const char *p = s; *p; p++) {
         if (*p == '\'')
@@ -126,6 +126,7 @@ char *gp_quote(const char *s)
 /* Removes P's temporary directory and frees what P holds. */
 static void cleanup(gp_plot *p)
 {
+    outfile_forget(p->datafile), outfile_forget(p->err), outfile_forget(p->dir);
     unlink(p->datafile);
     unlink(p->err);
     rmdir(p->dir);
@@ -140,14 +141,15 @@ void gp_begin(gp_plot *p, const char *path, const char *name)
     const char *tmpenv = getenv("TMPDIR");
     p->dir = cli_strf("%s/%s.XXXXXX", tmpenv && *tmpenv ? tmpenv : "/tmp", cli_prog());
     if (!mkdtemp(p->dir))
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot create a temporary directory: %s", p->dir,
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot create a temporary directory: %s", p->dir,
                 strerror(errno));
     p->datafile = cli_strf("%s/plot.dat", p->dir);
     p->err = cli_strf("%s/gnuplot.err", p->dir);
+    outfile_track(p->dir, true), outfile_track(p->datafile, false), outfile_track(p->err, false);
     if (!(p->data = fopen(p->datafile, "w"))) {
         char *dir = cli_strf("%s", p->dir);
         cleanup(p);
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot write the plot's data in %s", path, dir);
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot write the plot's data in %s", path, dir);
     }
 }
 
@@ -183,10 +185,12 @@ static char *run(const gp_plot *p, const char *expr, const char *tmp)
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return cli_strf("cannot run %s: %s", p->program, strerror(rc));
+    outfile_child(pid);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             return cli_strf("waiting for %s: %s", p->program, strerror(errno));
+    outfile_child(0);
     struct stat st;
     char line[512];
     if (WIFSIGNALED(status))
@@ -218,7 +222,8 @@ void gp_end(gp_plot *p, const char *vars)
     cleanup(p);
     if (why) {
         outfile_discard(tmp);
-        cli_die(CLI_EXIT_FAILURE, "%s: %s", p->path, why);
+        free(tmp); /* no leak for LeakSanitizer to report at the exit */
+        cli_die(CLI_EXIT_INTERNAL, "%s: %s", p->path, why);
     }
     outfile_rename(tmp, p->path);
     free(tmp);

@@ -13,11 +13,11 @@
 const char *gp_program(void);
 
 /* The plot script NAME: $FPKIT_PLOTDIR/NAME if that is set, else the
- * installed one, else the source tree's (free it); dies with status 1 if it
+ * installed one, else the source tree's (free it); dies with status 3 if it
  * cannot be read. */
 char *gp_script(const char *name);
 
-/* Dies with status 1, naming PATH, unless gnuplot is found and the plot
+/* Dies with status 3, naming PATH, unless gnuplot is found and the plot
  * script NAME can be read. */
 void gp_check(const char *path, const char *name);
 
@@ -37,13 +37,13 @@ typedef struct gp_plot {
 
 /* Starts P, a plot into PATH by the plot script NAME: gp_check, then a
  * temporary directory "PROG.XXXXXX" (PROG the tool's name) in $TMPDIR or
- * /tmp with the data file open in P->data.  Dies with status 1 on failure. */
+ * /tmp with the data file open in P->data.  Dies with status 3 on failure. */
 void gp_begin(gp_plot *p, const char *path, const char *name);
 
 /* Closes P's data and runs gnuplot on the script with the -e assignments
  * datafile, out (a temporary file beside P->path), term ('png' or 'svg', by
  * P->path's extension) and then VARS; moves the picture into place and
- * removes the temporary directory.  Dies with status 1, naming P->path, if
+ * removes the temporary directory.  Dies with status 3, naming P->path, if
  * the data could not be written or gnuplot fails (with its first line of
  * complaint) or writes nothing. */
 void gp_end(gp_plot *p, const char *vars);

@@ -33,7 +33,7 @@ void grad_row_set_stats(grad_row *r, const fpk_stats *s)
         r->hist_min = first + FPK_LOG2_MIN;
         r->hist_n = (size_t)(last - first + 1);
         if (!(r->hist = malloc(r->hist_n * sizeof *r->hist)))
-            cli_die(CLI_EXIT_FAILURE, "out of memory");
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
         memcpy(r->hist, s->log2_hist + first, r->hist_n * sizeof *r->hist);
     }
     memcpy(r->fmt, s->fmt, sizeof r->fmt);

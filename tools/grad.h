@@ -18,6 +18,13 @@ typedef struct grad_scaled {
     fpk_format_counts fmt[FPK_STATS_MAX_FORMATS];
 } grad_scaled;
 
+/* Quantisation error sums of one format at the run's scale, over the
+ * nonzero finite elements whose result is finite (an overflow to infinity
+ * or NaN counts as overflow instead): SQNR = 10 log10(x2 / e2) dB. */
+typedef struct grad_err {
+    double x2, e2;
+} grad_err;
+
 /* One row of the report: a tensor, or the total of all of them. */
 typedef struct grad_row {
     char *name, *file; /* NULL in the total */
@@ -30,6 +37,7 @@ typedef struct grad_row {
     size_t hist_n; /* bins from the first nonzero one to the last */
     uint64_t *hist;
     fpk_format_counts fmt[FPK_STATS_MAX_FORMATS]; /* at the run's scale */
+    grad_err err[FPK_STATS_MAX_FORMATS];          /* likewise */
     /* --scale auto: at the loss scale (the tensor's own; the global one in
      * the total), and per format of at most 8 bits at its amax scale (the
      * total sums the tensors'; other formats stay zero). */
@@ -52,9 +60,12 @@ typedef struct grad_run {
 /* FP8-style amax scaling applies to formats of at most this many bits. */
 #define GRAD_AMAX_SCALE_MAX_WIDTH 8
 
+bool grad_is_mx(const fpk_format *f);
+
+/* Block-scaled (MX) formats choose their own scales. */
 static inline bool grad_has_amax_scale(const fpk_format *f)
 {
-    return f->width <= GRAD_AMAX_SCALE_MAX_WIDTH;
+    return f->width <= GRAD_AMAX_SCALE_MAX_WIDTH && !grad_is_mx(f);
 }
 
 /* Nonzero finite elements: the denominator of the fractions. */
@@ -86,6 +97,47 @@ const char *grad_percent(char *buf, uint64_t n, uint64_t d);
 /* "[128, 64]" into BUF of LEN bytes. */
 void grad_shape_text(char *buf, size_t len, const grad_row *r);
 
+/* grad_mx.c: the block-scaled formats (OCP MX, blocks of 32 with the
+ * specification's scales) beside the per-tensor ones, and the second read
+ * of a tensor that counts them and sums every format's errors. */
+/* cli_parse_formats, with the names mxfp8 (e4m3 elements; also
+ * mxfp8_e4m3), mxfp8_e5m2, mxfp6 (e3m2; also mxfp6_e3m2), mxfp6_e2m3 and
+ * mxfp4 (e2m1; also mxfp4_e2m1) besides the formats' own. */
+int grad_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
+/* The scale exponent of the block holding AMAX in the MX format F. */
+int grad_mx_scale_log2(const fpk_format *f, double amax);
+/* A tensor read again in pieces that end on block boundaries. */
+typedef struct grad_quant {
+    const grad_run *run;
+    int threads;        /* for the array paths */
+    uint64_t rowlen;    /* elements of the innermost dimension in storage order */
+    uint64_t pos, left; /* elements read so far, and still to read */
+    bool exact32;       /* every element is a float32 value */
+} grad_quant;
+void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t, int threads);
+/* How many elements to read next, at most MAX (a multiple of 32). */
+size_t grad_quant_next(const grad_quant *q, size_t max);
+/* Exact sums of nonnegative doubles, so that error sums add up alike in any
+ * order: shards give their whole's totals.  Bit i of a sum, counted from
+ * 2^-1074, is bit i % 64 of limb[i / 64]. */
+#define GRAD_SUM_LIMBS 34
+typedef struct grad_sum {
+    uint64_t limb[GRAD_SUM_LIMBS];
+} grad_sum;
+typedef struct grad_sums {
+    grad_sum x2, e2; /* as in grad_err */
+} grad_sums;
+void grad_sums_merge(grad_sums *into, const grad_sums *from);
+/* Each sum rounded to the nearest double. */
+grad_err grad_sums_value(const grad_sums *s);
+/* Adds the next N elements X, as grad_quant_next sized them, to the MX
+ * formats' counts K and every format's error sums E (indexed as RUN's
+ * formats); X32 and Y hold N floats of scratch. */
+void grad_quant_add(grad_quant *q, const double *x, size_t n, float *x32, float *y,
+                    fpk_format_counts *k, grad_sums *e);
+/* E's SQNR in dB; *NONE when there is no signal or no error. */
+double grad_sqnr_db(const grad_err *e, bool *none);
+
 /* grad_text.c: the tables on OUT. */
 void grad_text(const grad_run *run, FILE *out);
 
@@ -104,7 +156,7 @@ typedef struct grad_plot_opts {
 } grad_plot_opts;
 /* Plots row R's histogram with RUN's formats into PATH (.png or .svg, by
  * its extension), written whole through a temporary file; TITLE is shown
- * as is.  Dies with status 1 and gnuplot's first line of complaint if it
+ * as is.  Dies with status 3 and gnuplot's first line of complaint if it
  * fails. */
 void grad_plot(const grad_run *run, const grad_row *r, const char *title, const char *path,
                const grad_plot_opts *o);

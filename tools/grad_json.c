@@ -35,12 +35,20 @@ static void put_counts(json_t *o, const fpk_format_counts *k, uint64_t nonzero, 
     json_object_set_new(o, "overflow_frac_all", frac(k->overflow, all));
 }
 
-static json_t *formats_json(const grad_run *run, const fpk_format_counts *k, const grad_row *r)
+/* The formats' counts K of row R, and with ERR (the run's scale) their
+ * SQNR: null when there is no signal or no error. */
+static json_t *formats_json(const grad_run *run, const fpk_format_counts *k, const grad_row *r,
+                            const grad_err *err)
 {
     json_t *o = json_object();
     for (int j = 0; j < run->nformats; j++) {
         json_t *f = json_object();
         put_counts(f, &k[j], grad_nonzero(r), r->count);
+        if (err) {
+            bool none;
+            double db = grad_sqnr_db(&err[j], &none);
+            json_object_set_new(f, "sqnr_db", none ? json_null() : json_real(db));
+        }
         json_object_set_new(o, run->formats[j]->name, f);
     }
     return o;
@@ -58,7 +66,7 @@ static json_t *auto_json(const grad_run *run, const grad_row *r)
         return json_null();
     json_t *a = json_object(), *loss = json_object(), *fp8 = json_object();
     put_scale(loss, &r->loss);
-    json_object_set_new(loss, "formats", formats_json(run, r->loss.fmt, r));
+    json_object_set_new(loss, "formats", formats_json(run, r->loss.fmt, r, NULL));
     for (int j = 0; j < run->nformats; j++) {
         if (!grad_has_amax_scale(run->formats[j]))
             continue;
@@ -104,7 +112,7 @@ static json_t *row_json(const grad_run *run, const grad_row *r)
         json_array_append_new(counts, count(r->hist[i]));
     json_object_set_new(hist, "counts", counts);
     json_object_set_new(o, "log2_hist", hist);
-    json_object_set_new(o, "formats", formats_json(run, r->fmt, r));
+    json_object_set_new(o, "formats", formats_json(run, r->fmt, r, r->err));
     json_object_set_new(o, "auto", auto_json(run, r));
     return o;
 }

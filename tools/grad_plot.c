@@ -13,12 +13,13 @@
 #define NO_THRESHOLD (-9999.0)
 
 /* The log2 positions of F's ranges and of its thresholds for positive x
- * under MODE. */
+ * under MODE; for a block-scaled format, those of the block that holds
+ * AMAX, the element format's shifted by its scale. */
 typedef struct fmt_marks {
     double sub, norm, max, under, over;
 } fmt_marks;
 
-static fmt_marks marks(const fpk_format *f, fpk_round mode)
+static fmt_marks marks(const fpk_format *f, fpk_round mode, double amax)
 {
     fmt_marks m;
     m.sub = f->emin - f->man_bits;
@@ -46,6 +47,11 @@ static fmt_marks marks(const fpk_format *f, fpk_round mode)
         m.over = m.max;
         break;
     }
+    if (grad_is_mx(f)) {
+        int k = grad_mx_scale_log2(f, amax);
+        m.sub += k, m.norm += k, m.max += k, m.over += k;
+        m.under += m.under == NO_THRESHOLD ? 0 : k;
+    }
     return m;
 }
 
@@ -56,7 +62,7 @@ static void xrange(const grad_run *run, const grad_row *r, int *xmin, int *xmax)
     int lo = 0, hi = 0;
     bool any = grad_log2_range(r, &lo, &hi);
     for (int j = 0; j < run->nformats; j++) {
-        fmt_marks m = marks(run->formats[j], run->round);
+        fmt_marks m = marks(run->formats[j], run->round, r->amax);
         double a = m.under == NO_THRESHOLD ? m.sub : m.under;
         if (m.over - a > WIDEN_SPAN)
             continue;
@@ -101,7 +107,7 @@ void grad_plot(const grad_run *run, const grad_row *r, const char *title, const 
 
     char *names = NULL, *sub = NULL, *norm = NULL, *max = NULL, *under = NULL, *over = NULL;
     for (int j = 0; j < run->nformats; j++) {
-        fmt_marks m = marks(run->formats[j], run->round);
+        fmt_marks m = marks(run->formats[j], run->round, r->amax);
         char *n = cli_strf("%s", run->formats[j]->name);
         char *joined = cli_strf("%s%s%s", names ? names : "", names ? " " : "", n);
         free(names);

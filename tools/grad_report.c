@@ -20,7 +20,7 @@ static void make_dir(const char *dir)
 {
     struct stat st;
     if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot create the directory: %s", dir,
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot create the directory: %s", dir,
                 errno == EEXIST ? "a file of that name exists" : strerror(errno));
 }
 
@@ -198,7 +198,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
     json_t *j = grad_json(run);
     if (!j || json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) ||
         fputc('\n', f.fp) == EOF)
-        cli_die(CLI_EXIT_FAILURE, "%s: writing the JSON failed", path);
+        cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", path);
     json_decref(j);
     outfile_commit(&f);
     free(path);

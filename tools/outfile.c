@@ -5,28 +5,50 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "outfile.h"
 
-/* The temporary files in existence; the signal handler reads this, so
- * slots are only ever set to a complete string or to NULL. */
+/* The temporary files and directories in existence, and the child writing
+ * one.  The signal handler reads them, so slots are only ever set to a
+ * complete string or to NULL, and each string outlives its slot. */
 #define MAX_LIVE 64
-static char *volatile live[MAX_LIVE];
+static const char *volatile live_files[MAX_LIVE];
+static const char *volatile live_dirs[MAX_LIVE];
+static volatile sig_atomic_t live_child;
 static int cleanup_installed;
 
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+#define NSIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
+
+/* Async-signal-safe: kill, waitpid, unlink and rmdir only. */
 static void remove_live(void)
 {
+    pid_t pid = (pid_t)live_child;
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        live_child = 0;
+    }
     for (int i = 0; i < MAX_LIVE; i++)
-        if (live[i])
-            unlink(live[i]);
+        if (live_files[i])
+            unlink(live_files[i]);
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live_dirs[i])
+            rmdir(live_dirs[i]);
 }
 
+/* Cleans up, then dies of SIG as if there were no handler: SIG stays
+ * blocked while the handler runs, so the raise takes effect on return. */
 static void on_signal(int sig)
 {
     remove_live();
-    signal(sig, SIG_DFL);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
     raise(sig);
 }
 
@@ -36,30 +58,60 @@ static void install_cleanup(void)
         return;
     cleanup_installed = 1;
     atexit(remove_live);
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    for (size_t i = 0; i < NSIGNALS; i++) {
+        struct sigaction old;
+        if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue; /* nohup, or a shell's background job: keep ignoring */
         struct sigaction sa = {.sa_handler = on_signal};
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
+        sigfillset(&sa.sa_mask);
+        sigaction(cleanup_signals[i], &sa, NULL);
     }
 }
 
-static void track(char *tmp)
+/* Blocks (BLOCK) or restores the cleanup signals around a change that must
+ * not be split: creating a file and registering it. */
+static void hold_signals(bool block, sigset_t *saved)
 {
-    for (int i = 0; i < MAX_LIVE; i++)
-        if (!live[i]) {
-            live[i] = tmp;
-            return;
-        }
-    unlink(tmp);
-    cli_die(CLI_EXIT_FAILURE, "%s: too many output files open at once", tmp);
+    if (block) {
+        sigset_t set;
+        sigemptyset(&set);
+        for (size_t i = 0; i < NSIGNALS; i++)
+            sigaddset(&set, cleanup_signals[i]);
+        pthread_sigmask(SIG_BLOCK, &set, saved);
+    } else {
+        pthread_sigmask(SIG_SETMASK, saved, NULL);
+    }
 }
 
-static void untrack(const char *tmp)
+static void add_slot(const char *volatile *slots, const char *path)
 {
     for (int i = 0; i < MAX_LIVE; i++)
-        if (live[i] == tmp)
-            live[i] = NULL;
+        if (!slots[i]) {
+            slots[i] = path;
+            return;
+        }
+    cli_die(CLI_EXIT_INTERNAL, "%s: too many temporary files at once", path);
+}
+
+void outfile_track(const char *path, bool dir)
+{
+    install_cleanup();
+    add_slot(dir ? live_dirs : live_files, path);
+}
+
+void outfile_forget(const char *path)
+{
+    for (int i = 0; i < MAX_LIVE; i++) {
+        if (live_files[i] == path)
+            live_files[i] = NULL;
+        if (live_dirs[i] == path)
+            live_dirs[i] = NULL;
+    }
+}
+
+void outfile_child(pid_t pid)
+{
+    live_child = pid;
 }
 
 /* Creates "DIR/.BASE.XXXXXX" beside PATH with the permissions a new file
@@ -72,15 +124,20 @@ static char *make_tmp(const char *path, int *fdp)
     if (!*base)
         cli_die(CLI_EXIT_USAGE, "%s: an output file name is needed, not a directory", path);
     char *tmp = cli_strf("%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path, base);
+    sigset_t saved;
+    hold_signals(true, &saved);
     int fd = mkstemp(tmp);
+    int errnum = errno;
+    if (fd >= 0)
+        outfile_track(tmp, false);
+    hold_signals(false, &saved);
     if (fd < 0)
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot create a file in its directory: %s", path,
-                strerror(errno));
-    track(tmp);
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot create a file in its directory: %s", path,
+                strerror(errnum));
     mode_t mask = umask(0);
     umask(mask);
     if (fchmod(fd, 0666 & ~mask) != 0)
-        cli_die(CLI_EXIT_FAILURE, "%s: %s", tmp, strerror(errno));
+        cli_die(CLI_EXIT_INTERNAL, "%s: %s", tmp, strerror(errno));
     *fdp = fd;
     return tmp;
 }
@@ -96,7 +153,7 @@ void outfile_open(outfile *o, const char *path)
     int fd;
     o->tmp = make_tmp(path, &fd);
     if (!(o->fp = fdopen(fd, "w")))
-        cli_die(CLI_EXIT_FAILURE, "%s: %s", path, strerror(errno));
+        cli_die(CLI_EXIT_INTERNAL, "%s: %s", path, strerror(errno));
 }
 
 char *outfile_tmpname(const char *path)
@@ -110,25 +167,25 @@ char *outfile_tmpname(const char *path)
 void outfile_rename(const char *tmp, const char *path)
 {
     if (rename(tmp, path) != 0)
-        cli_die(CLI_EXIT_FAILURE, "%s: cannot write it: %s", path, strerror(errno));
-    untrack(tmp);
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot write it: %s", path, strerror(errno));
+    outfile_forget(tmp);
 }
 
 void outfile_discard(const char *tmp)
 {
     unlink(tmp);
-    untrack(tmp);
+    outfile_forget(tmp);
 }
 
 void outfile_commit(outfile *o)
 {
     if (!o->tmp) {
         if (fflush(o->fp) != 0 || ferror(o->fp))
-            cli_die(CLI_EXIT_FAILURE, "writing to standard output failed: %s", strerror(errno));
+            cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     } else {
         int bad = ferror(o->fp);
         if (fclose(o->fp) != 0 || bad)
-            cli_die(CLI_EXIT_FAILURE, "%s: writing failed: %s", o->path,
+            cli_die(CLI_EXIT_INTERNAL, "%s: writing failed: %s", o->path,
                     errno ? strerror(errno) : "I/O error");
         outfile_rename(o->tmp, o->path);
         free(o->tmp);

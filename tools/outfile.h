@@ -1,11 +1,15 @@
 /* Output files written whole or not at all: the text goes to a temporary
  * file beside the destination, which replaces the destination only when it
- * is complete.  A temporary file left by an error exit or by SIGINT, SIGTERM
- * or SIGHUP is removed. */
+ * is complete.  A temporary file left by an error exit or by SIGINT,
+ * SIGTERM, SIGHUP or SIGPIPE is removed (a signal the tool was started
+ * with ignored stays ignored); so are the other temporary paths registered
+ * here, after the child process registered, if any, is killed. */
 #ifndef FPKIT_OUTFILE_H
 #define FPKIT_OUTFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 typedef struct outfile {
     char *path; /* the destination; "-" is stdout */
@@ -14,7 +18,7 @@ typedef struct outfile {
 } outfile;
 
 /* Creates the temporary file for PATH ("-": standard output).  Dies with
- * status 1 and a message naming PATH if it cannot be created. */
+ * status 3 and a message naming PATH if it cannot be created. */
 void outfile_open(outfile *o, const char *path);
 
 /* A temporary file beside PATH for a program that writes it itself (gnuplot):
@@ -23,13 +27,26 @@ void outfile_open(outfile *o, const char *path);
 char *outfile_tmpname(const char *path);
 
 /* Flushes, closes and renames O into place (stdout is flushed only); dies
- * with status 1 and a message naming the file if any of it fails. */
+ * with status 3 and a message naming the file if any of it fails. */
 void outfile_commit(outfile *o);
 
-/* Moves TMP (from outfile_tmpname) to PATH; dies with status 1 on failure. */
+/* Moves TMP (from outfile_tmpname) to PATH; dies with status 3 on failure. */
 void outfile_rename(const char *tmp, const char *path);
 
 /* Removes TMP (from outfile_tmpname) and forgets it. */
 void outfile_discard(const char *tmp);
+
+/* Registers PATH, a temporary file (DIR false) or an empty-once-its-files-
+ * are-gone directory (DIR true) that the caller made or is about to make,
+ * for removal at exit or on a signal; the string must stay valid until
+ * outfile_forget(PATH), which must come before it is freed.  Dies with
+ * status 3 if too many are registered. */
+void outfile_track(const char *path, bool dir);
+void outfile_forget(const char *path);
+
+/* PID (0: none) is a child writing a registered temporary file: a signal
+ * kills it, and waits for it, before the files are removed, so that it
+ * cannot write one again after. */
+void outfile_child(pid_t pid);
 
 #endif

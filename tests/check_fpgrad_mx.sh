@@ -1,0 +1,195 @@
+#!/bin/sh
+# fpgrad's block-scaled (OCP MX) formats beside per-tensor ones on the bundled
+# sample: `fpgrad --formats mxfp8,mxfp4,e4m3,bf16` and its numbers recomputed
+# independently with numpy and ml_dtypes, tensor by tensor: the MX blocks of
+# 32 along each tensor's last dimension, their scales by OCP MX v1.0 §6.3
+# (floor(log2(amax)) - emax), the elements rounded by ml_dtypes and clamped
+# to the largest normal, the counts of elements flushed to zero, left
+# subnormal and saturated, and every format's SQNR.  Also: MX names in the
+# text report, --formats errors, and a crafted tensor whose answers are
+# worked out by hand.  Skipped (77) without numpy and ml_dtypes.
+#
+# make check runs it from the build directory with srcdir set; FPGRAD names
+# another binary.
+set -eu
+
+srcdir=$(cd "${srcdir:-.}" && pwd)
+FPGRAD=${FPGRAD:-./tools/fpgrad}
+FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
+export FPKIT_PLOTDIR
+tool=fpgrad tool_bin=$FPGRAD
+. "$srcdir/tests/toolcheck.sh"
+need_python
+py=
+for p in python3 /usr/bin/python3; do
+    if "$p" -c 'import numpy, ml_dtypes' >/dev/null 2>&1; then
+        py=$p
+        break
+    fi
+done
+if [ -z "$py" ]; then
+    echo "check_fpgrad_mx: numpy and ml_dtypes are needed; skipped"
+    exit 77
+fi
+
+# The sample against numpy and ml_dtypes.
+good sample --formats mxfp8,mxfp4,e4m3,bf16 --json - "$srcdir/tests/data/sample"
+if "$py" - "$srcdir/tests/data/sample" "$tmp/sample.out" <<'EOF'
+import json, os, struct, sys
+import ml_dtypes
+import numpy as np
+
+sample, out = sys.argv[1], sys.argv[2]
+got = json.load(open(out))
+MX = {"mxfp8": ml_dtypes.float8_e4m3fn, "mxfp4": ml_dtypes.float4_e2m1fn}
+PER_TENSOR = {"e4m3": ml_dtypes.float8_e4m3fn, "bf16": ml_dtypes.bfloat16}
+
+
+def params(t):
+    fi = ml_dtypes.finfo(t)
+    maxf = float(fi.max)
+    emax = int(np.frexp(maxf)[1]) - 1
+    m = int(fi.nmant)
+    # RNE overflows at max + half an ulp, and at the tie itself when max's
+    # last mantissa bit is odd (e2m1's 6 = 1.1 * 2^2: 7 overflows; e4m3's
+    # 448 = 1.110 * 2^8: 464 rounds down)
+    ulp = 2.0 ** (emax - m)
+    odd = int(round(maxf / ulp)) % 2 == 1
+    return maxf, emax, float(fi.smallest_normal), maxf + ulp / 2, odd
+
+
+def mx(x, t):
+    """Counts and error sums of one tensor X (float64, C order) in MX blocks."""
+    maxf, emax, tiny, thr, odd = params(t)
+    rowlen = x.shape[-1] if x.ndim else 1
+    rows = x.reshape(-1, rowlen) if x.size else x.reshape(0, 1)
+    under = sub = over = 0
+    x2 = e2 = 0.0
+    for row in rows:
+        for b in range(0, rowlen, 32):
+            v = row[b:b + 32]
+            fin = np.isfinite(v)
+            if not fin.all():  # a NaN scale: the finite nonzero elements are lost
+                over += int(np.sum(fin & (v != 0)))
+                continue
+            amax = float(np.max(np.abs(v)))
+            k = -127 if amax == 0 else min(max(int(np.frexp(amax)[1]) - 1 - emax, -127), 127)
+            w = v * 2.0 ** -k
+            a = np.abs(w)
+            over += int(np.sum((a > thr) | ((a == thr) & odd)))
+            r = np.clip(w, -maxf, maxf).astype(np.float32).astype(t).astype(np.float64)
+            nz = v != 0
+            under += int(np.sum(nz & (r == 0)))
+            sub += int(np.sum((r != 0) & (np.abs(r) < tiny)))
+            y = r * 2.0 ** k
+            x2 += float(np.sum(v[nz] ** 2))
+            e2 += float(np.sum((y[nz] - v[nz]) ** 2))
+    return (under, sub, over), (x2, e2)
+
+
+def per_tensor(x, t):
+    """Counts and error sums of X rounded into T (round to nearest even)."""
+    tiny = float(ml_dtypes.finfo(t).smallest_normal)
+    v = x[np.isfinite(x) & (x != 0)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = v.astype(np.float32).astype(t).astype(np.float64)
+    ok = np.isfinite(r)
+    counts = (int(np.sum(r == 0)), int(np.sum((r != 0) & ok & (np.abs(r) < tiny))),
+              int(np.sum(~ok)))
+    return counts, (float(np.sum(v[ok] ** 2)), float(np.sum((r[ok] - v[ok]) ** 2)))
+
+
+def sqnr(err):
+    return None if err[0] == 0 or err[1] == 0 else 10 * np.log10(err[0] / err[1])
+
+
+problems = []
+compared = 0
+total = {f: [[0, 0, 0], [0.0, 0.0]] for f in list(MX) + list(PER_TENSOR)}
+rows = iter(got["tensors"])
+for name in sorted(os.listdir(sample)):
+    if not name.endswith(".safetensors"):
+        continue
+    blob = open(os.path.join(sample, name), "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + n])
+    for key, t in header.items():  # fpgrad reports them in the file's order
+        if key == "__metadata__":
+            continue
+        lo, hi = t["data_offsets"]
+        x = np.frombuffer(blob[8 + n + lo:8 + n + hi], "<f4").astype(np.float64)
+        x = x.reshape(t["shape"])
+        row = next(rows)
+        if row["name"] != key:
+            problems.append(f"{name}: tensor {row['name']}, expected {key}")
+            continue
+        for fmt, ty in list(MX.items()) + list(PER_TENSOR.items()):
+            counts, err = (mx if fmt in MX else per_tensor)(x, ty)
+            g = row["formats"][fmt]
+            compared += 1
+            if (g["underflow"], g["subnormal"], g["overflow"]) != counts:
+                problems.append(f"{key} {fmt}: {(g['underflow'], g['subnormal'], g['overflow'])}"
+                                f", expected {counts}")
+            want = sqnr(err)
+            if (want is None) != (g["sqnr_db"] is None) or (
+                    want is not None and abs(g["sqnr_db"] - want) > 1e-9 * abs(want) + 1e-9):
+                problems.append(f"{key} {fmt}: SQNR {g['sqnr_db']}, expected {want}")
+            for i in range(3):
+                total[fmt][0][i] += counts[i]
+            total[fmt][1][0] += err[0]
+            total[fmt][1][1] += err[1]
+for fmt, (counts, err) in total.items():
+    g = got["total"]["formats"][fmt]
+    compared += 1
+    if [g["underflow"], g["subnormal"], g["overflow"]] != counts:
+        problems.append(f"total {fmt}: {(g['underflow'], g['subnormal'], g['overflow'])}, "
+                        f"expected {counts}")
+    want = sqnr(err)
+    if abs(g["sqnr_db"] - want) > 1e-9 * abs(want):
+        problems.append(f"total {fmt}: SQNR {g['sqnr_db']}, expected {want}")
+print(f"check_fpgrad_mx: sample: {compared} tensor and format cases, {len(problems)} mismatches")
+for p in problems[:10]:
+    print("check_fpgrad_mx: mismatch:", p)
+sys.exit(1 if problems else 0)
+EOF
+then ok; else bad "sample: fpgrad's numbers differ from numpy and ml_dtypes'"; fi
+
+# A crafted tensor, answers by hand: one row of 40 = a block of 32 and one
+# of 8.  Block 1: 7 and 1, 2, 3 (amax 7 = 1.75 * 2^2: MXFP4's k = 0, so 7
+# rounds to 8 and saturates at 6; 1, 2 and 3 are exact), 28 zeros.  Block 2:
+# 100 (k = 6 - 2 = 4: 100 / 16 = 6.25 rounds to 6), 7 (7 / 16 rounds to the
+# subnormal 0.5), 0.5 and -0.25 (flushed), 4 zeros.  MXFP8 (e4m3, emax 8):
+# block 1 has k = 2 - 8 = -6, every V * 64 exact (7 * 64 = 448, the
+# largest); block 2 k = 6 - 8 = -2: 100 * 4 = 400 ties between 384 and 416
+# and goes to 384 (even), 7 * 4, 0.5 * 4 and -0.25 * 4 are exact.
+"$py" -c '
+import numpy as np, sys
+x = np.zeros(40, "<f4")
+x[:4] = [7, 1, 2, 3]
+x[32:36] = [100, 7, 0.5, -0.25]
+np.save(sys.argv[1], x.reshape(1, 40))' "$tmp/crafted.npy"
+good crafted --formats mxfp4,mxfp8 --json - "$tmp/crafted.npy"
+if python3 - "$tmp/crafted.out" <<'EOF'
+import json, sys
+f = json.load(open(sys.argv[1]))["total"]["formats"]
+c = lambda k: (f[k]["underflow"], f[k]["subnormal"], f[k]["overflow"])
+assert c("mxfp4") == (2, 1, 1), c("mxfp4")
+assert c("mxfp8") == (0, 0, 0), c("mxfp8")
+# MXFP4's errors: 7 -> 6 (1), 100 -> 96 (4), 7 -> 8 (1), 0.5 -> 0, -0.25 -> 0;
+# MXFP8's: 100 -> 96 (4) alone
+import math
+x2 = 49 + 1 + 4 + 9 + 10000 + 49 + 0.25 + 0.0625
+e2 = 1 + 16 + 1 + 0.25 + 0.0625
+assert abs(f["mxfp4"]["sqnr_db"] - 10 * math.log10(x2 / e2)) < 1e-9, f["mxfp4"]["sqnr_db"]
+assert abs(f["mxfp8"]["sqnr_db"] - 10 * math.log10(x2 / 16)) < 1e-9, f["mxfp8"]["sqnr_db"]
+EOF
+then ok; else bad "crafted: fpgrad's MX counts differ from the hand-worked ones"; fi
+
+# The text report names the MX formats and ends the table with the SQNR.
+good text --formats mxfp8,mxfp6,mxfp4,e4m3 "$srcdir/tests/data/sample"
+has text '^ +count .* name$' 'mxfp8 %' 'mxfp6 %' 'mxfp4 %' \
+    '^SQNR of all the tensors \(dB\):  mxfp8 [0-9.]+  mxfp6 [0-9.]+  mxfp4 [0-9.]+  e4m3 [0-9.]+$'
+error twice 2 'mxfp8 is named twice' --formats mxfp8,mxfp8_e4m3 "$srcdir/tests/data/sample"
+error unknown 2 'unknown format "mxfp5"' --formats mxfp5 "$srcdir/tests/data/sample"
+
+summary

@@ -1,0 +1,110 @@
+#!/bin/sh
+# Bounded memory: fpgrad analyses an 8 GiB .npy dump (a header, then a
+# sparse hole of 2^30 float64 zeros made by truncate, never written) in
+# $TMPDIR with a peak resident set under 200 MB, measured by /usr/bin/time
+# -v, or else by getrusage in python3; and a sparse file whose holes end
+# inside elements reads right.  Skipped (77) where the file system
+# cannot hold a sparse file, or nothing can measure; not run under
+# VALGRIND, whose own memory would be measured.
+#
+# make check runs it from the build directory with srcdir set; FPGRAD names
+# another binary.
+set -eu
+
+srcdir=$(cd "${srcdir:-.}" && pwd)
+FPGRAD=${FPGRAD:-./tools/fpgrad}
+tool=fpgrad tool_bin=$FPGRAD
+. "$srcdir/tests/toolcheck.sh"
+
+limit_kb=$((200 * 1000))
+if [ -n "${VALGRIND:-}" ]; then
+    echo "check_memory: not run under valgrind"
+    exit 77
+fi
+
+# The .npy header of 2^30 little-endian float64 (8 GiB), padded so that
+# the data starts at byte 128.
+n=1073741824
+dict="{'descr': '<f8', 'fortran_order': False, 'shape': ($n,), }"
+pad=$((128 - 10 - ${#dict} - 1))
+dump=$tmp/big.npy
+{
+    printf '\223NUMPY\001\000\166\000'
+    printf '%s%*s\n' "$dict" "$pad" ''
+} >"$dump"
+if [ "$(wc -c <"$dump" | tr -d ' ')" -ne 128 ]; then
+    bad "the .npy header is not 128 bytes"
+    summary
+fi
+if ! truncate -s $((128 + 8 * n)) "$dump" 2>/dev/null ||
+    [ "$(du -k "$dump" | cut -f 1)" -gt 1024 ]; then
+    echo "check_memory: $TMPDIR cannot hold a sparse 8 GiB file"
+    exit 77
+fi
+
+# peak_kb COMMAND...: runs it, its output into $tmp/run.{out,err}, and
+# prints its peak resident set in kB.
+if [ -x /usr/bin/time ] && /usr/bin/time -v true >/dev/null 2>&1; then
+    peak_kb() {
+        /usr/bin/time -v -o "$tmp/time.txt" "$@" >"$tmp/run.out" 2>"$tmp/run.err" || true
+        sed -n 's/^[[:space:]]*Maximum resident set size (kbytes): //p' "$tmp/time.txt"
+        grep -q '^[[:space:]]*Exit status: 0$' "$tmp/time.txt" || echo "exit status"
+    }
+    how="/usr/bin/time -v"
+elif [ "$have_python" = yes ]; then
+    peak_kb() {
+        python3 -c '
+import resource, subprocess, sys
+rc = subprocess.call(sys.argv[3:], stdout=open(sys.argv[1], "w"), stderr=open(sys.argv[2], "w"))
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+if rc:
+    print("exit status")
+' "$tmp/run.out" "$tmp/run.err" "$@"
+    }
+    how="getrusage"
+else
+    echo "check_memory: neither /usr/bin/time nor python3 to measure memory"
+    exit 77
+fi
+
+start=$(date +%s)
+kb=$(peak_kb "$FPGRAD" --quiet --json "$tmp/big.json" "$dump")
+took=$(($(date +%s) - start))
+case $kb in
+*"exit status"*)
+    bad "fpgrad on the 8 GiB dump failed: $(head -n 3 "$tmp/run.err")"
+    ;;
+*)
+    echo "check_memory: fpgrad read 8 GiB ($n float64) in ${took}s with a peak RSS of $kb kB ($how)"
+    if [ "$kb" -lt "$limit_kb" ]; then ok; else bad "peak RSS $kb kB, over $limit_kb kB"; fi
+    if grep -q "\"count\": $n,\$" "$tmp/big.json" && grep -q "\"zeros\": $n,\$" "$tmp/big.json"; then
+        ok
+    else
+        bad "the JSON does not count $n zeros"
+    fi
+    ;;
+esac
+if [ "$(du -k "$dump" | cut -f 1)" -le 1024 ]; then ok; else bad "the sparse input was written to"; fi
+
+# Holes read as zeros, also where an element straddles the end of one: a
+# safetensors file whose 3072 float32 start at byte 4098, so that every
+# 4096-byte block boundary falls inside an element.  Only the high bytes
+# of element 2047 (1.0, 00 00 80 3f), right after the boundary at 12288,
+# and of the last (2.0) are written; the blocks before them stay holes.
+st=$tmp/holes.safetensors
+hdr='{"x":{"dtype":"F32","shape":[3072],"data_offsets":[0,12288]}}'
+{
+    printf '\372\017\000\000\000\000\000\000' # 4090, the header's length
+    printf '%-4090s' "$hdr"
+} >"$st"
+truncate -s 16386 "$st"
+printf '\200\077' | dd of="$st" bs=1 seek=12288 conv=notrunc 2>/dev/null
+printf '\100' | dd of="$st" bs=1 seek=16385 conv=notrunc 2>/dev/null
+if "$FPGRAD" --quiet --json "$tmp/holes.json" "$st" 2>"$tmp/holes.err" &&
+    grep -q '"count": 3072,$' "$tmp/holes.json" && grep -q '"zeros": 3070,$' "$tmp/holes.json" &&
+    grep -q '"amax": 2.0,$' "$tmp/holes.json" && grep -q '"log2_min": 0,$' "$tmp/holes.json"; then
+    ok
+else
+    bad "holes: not 3070 zeros, 1.0 and 2.0: $(cat "$tmp/holes.err") $(grep -E '"(count|zeros|amax|log2_min)"' "$tmp/holes.json" | head -n 4)"
+fi
+summary

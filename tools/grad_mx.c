@@ -1,0 +1,268 @@
+/* fpgrad's block-scaled formats (OCP MX v1.0) and the quantisation errors
+ * of every format.
+ *
+ * An MX format is named beside the per-tensor ones and travels through the
+ * report as a descriptor: a copy of its element format's under its own
+ * name.  Its counts come from fpk_mx_quantize, blocks of 32 along the
+ * innermost dimension in storage order (a row's last block may be shorter)
+ * with the specification's scale (FPK_MX_FLOOR); the run's --scale does
+ * not apply, the block scales choosing their own.  An element in a block
+ * holding a NaN or an infinity becomes NaN and counts as overflow. */
+#include <math.h>
+#include <mpfr.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "grad.h"
+
+typedef struct mx_name {
+    const char *name, *alias;
+    const fpk_format *elem;
+} mx_name;
+
+static const mx_name mx_names[] = {
+    {"mxfp8", "mxfp8_e4m3", &fpk_e4m3}, {"mxfp8_e5m2", NULL, &fpk_e5m2},
+    {"mxfp6", "mxfp6_e3m2", &fpk_e3m2}, {"mxfp6_e2m3", NULL, &fpk_e2m3},
+    {"mxfp4", "mxfp4_e2m1", &fpk_e2m1},
+};
+#define NMX (sizeof mx_names / sizeof mx_names[0])
+
+#define PIECE_BLOCKS 1024 /* blocks quantised at once */
+
+/* The descriptors, filled before any thread starts (grad_parse_formats). */
+static fpk_format mx_formats[NMX];
+
+static int mx_index(const fpk_format *f)
+{
+    for (size_t i = 0; i < NMX; i++)
+        if (f == &mx_formats[i])
+            return (int)i;
+    return -1;
+}
+
+bool grad_is_mx(const fpk_format *f)
+{
+    return mx_index(f) >= 0;
+}
+
+static const fpk_format *mx_element(const fpk_format *f)
+{
+    return mx_names[mx_index(f)].elem;
+}
+
+/* The MX format called NAME (case-insensitive), or NULL. */
+static const fpk_format *mx_lookup(const char *name)
+{
+    for (size_t i = 0; i < NMX; i++) {
+        if (strcasecmp(name, mx_names[i].name) != 0 &&
+            !(mx_names[i].alias && strcasecmp(name, mx_names[i].alias) == 0))
+            continue;
+        mx_formats[i] = *mx_names[i].elem;
+        mx_formats[i].name = mx_names[i].name;
+        mx_formats[i].aliases = mx_names[i].alias ? mx_names[i].alias : "";
+        return &mx_formats[i];
+    }
+    return NULL;
+}
+
+int grad_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
+{
+    char *copy = cli_strf("%s", list), *save = NULL;
+    int n = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        const fpk_format *f = mx_lookup(t);
+        if (!f)
+            cli_parse_formats(opt, t, &f, 1);
+        for (int j = 0; j < n; j++)
+            if (formats[j] == f)
+                cli_die(CLI_EXIT_USAGE, "option %s: %s is named twice", opt, f->name);
+        if (n == max)
+            cli_die(CLI_EXIT_USAGE, "option %s: at most %d formats", opt, max);
+        formats[n++] = f;
+    }
+    free(copy);
+    if (!n)
+        cli_die(CLI_EXIT_USAGE, "option %s: no format named in \"%s\"", opt, list);
+    return n;
+}
+
+int grad_mx_scale_log2(const fpk_format *f, double amax)
+{
+    fpk_ctx c = fpk_ctx_default();
+    float a;
+    uint32_t bits = (uint32_t)fpk_from_double(&fpk_fp32, amax, &c);
+    memcpy(&a, &bits, sizeof a);
+    return (int)fpk_mx_scale(mx_element(f), FPK_MX_FLOOR, a) - fpk_e8m0.bias;
+}
+
+void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t, int threads)
+{
+    memset(q, 0, sizeof *q);
+    q->run = run;
+    q->threads = threads;
+    /* Elements of the innermost dimension in storage order lie together. */
+    uint64_t inner = t->ndim == 0 ? 1 : t->shape[t->fortran_order ? 0 : t->ndim - 1];
+    q->rowlen = inner ? inner : 1;
+    q->left = t->count;
+    q->exact32 = t->dtype != FPK_DTYPE_F64;
+}
+
+size_t grad_quant_next(const grad_quant *q, size_t max)
+{
+    uint64_t row_left = q->rowlen - q->pos % q->rowlen, n;
+    if (row_left > max) /* inside a long row: a whole number of blocks */
+        n = max - max % FPK_MX_BLOCK;
+    else /* to the end of a row, and whole rows after it */
+        n = row_left + (max - row_left) / q->rowlen * q->rowlen;
+    return (size_t)(n < q->left ? n : q->left);
+}
+
+/* S += V, V a nonnegative double: its significand added at its bit's
+ * place, counted from 2^-1074, the carries rippling up. */
+static void sum_add(grad_sum *s, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
+    int e = (int)(bits >> 52);
+    if (e) /* normal: the hidden bit, and the place of 2^(e - 1075) */
+        m |= UINT64_C(1) << 52;
+    int p = e ? e - 1 : 0, i = p / 64, sh = p % 64;
+    uint64_t add[2] = {m << sh, sh ? m >> (64 - sh) : 0};
+    for (int k = 0; k < 2; k++)
+        for (int j = i + k; add[k] && j < GRAD_SUM_LIMBS; j++) {
+            s->limb[j] += add[k];
+            add[k] = s->limb[j] < add[k];
+        }
+}
+
+void grad_sums_merge(grad_sums *into, const grad_sums *from)
+{
+    grad_sum *to[2] = {&into->x2, &into->e2};
+    const grad_sum *fr[2] = {&from->x2, &from->e2};
+    for (int k = 0; k < 2; k++) {
+        unsigned carry = 0;
+        for (int j = 0; j < GRAD_SUM_LIMBS; j++) {
+            uint64_t a = to[k]->limb[j], b = fr[k]->limb[j], c = a + b;
+            unsigned out = c < a;
+            c += carry;
+            carry = out | (c < carry);
+            to[k]->limb[j] = c;
+        }
+    }
+}
+
+/* The sum S rounded to the nearest double. */
+static double sum_value(const grad_sum *s)
+{
+    mpfr_t v, t;
+    mpfr_inits2(64 * GRAD_SUM_LIMBS + 64, v, t, (mpfr_ptr)0);
+    mpfr_set_zero(v, 1);
+    for (int j = 0; j < GRAD_SUM_LIMBS; j++) {
+        mpfr_set_ui_2exp(t, (unsigned long)s->limb[j], 64 * j - 1074, MPFR_RNDN);
+        mpfr_add(v, v, t, MPFR_RNDN); /* exact: the precision spans every limb */
+    }
+    double d = mpfr_get_d(v, MPFR_RNDN);
+    mpfr_clears(v, t, (mpfr_ptr)0);
+    return d;
+}
+
+grad_err grad_sums_value(const grad_sums *s)
+{
+    return (grad_err){sum_value(&s->x2), sum_value(&s->e2)};
+}
+
+/* Adds X and the error of its result V to E, for a nonzero finite X whose
+ * result is finite. */
+static void add_error(grad_sums *e, double x, double v)
+{
+    if (x != 0 && isfinite(x) && isfinite(v)) {
+        sum_add(&e->x2, x * x);
+        sum_add(&e->e2, (v - x) * (v - x));
+    }
+}
+
+/* Adds the errors of the results Y (float32 values) of X[0..N-1] to E. */
+static void add_errors(grad_sums *e, const double *x, const float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        add_error(e, x[i], y[i]);
+}
+
+/* One MX format on X[0..N-1] (X32 the same as float32), a piece of the
+ * stream starting on a block boundary: counts into K, errors into E. */
+static void add_mx(const grad_quant *q, const fpk_format *elem, const double *x,
+                   const float *x32, float *y, size_t n, fpk_format_counts *k, grad_sums *e)
+{
+    fpk_mx_block blocks[PIECE_BLOCKS];
+    for (size_t done = 0; done < n;) {
+        uint64_t row_left = q->rowlen - (q->pos + done) % q->rowlen;
+        size_t len = n - done < row_left ? n - done : (size_t)row_left;
+        if (len > (size_t)PIECE_BLOCKS * FPK_MX_BLOCK)
+            len = (size_t)PIECE_BLOCKS * FPK_MX_BLOCK;
+        fpk_ctx c = fpk_ctx_default();
+        c.round = q->run->round;
+        c.sr_counter = q->pos + done;
+        fpk_mx_quantize(elem, FPK_MX_FLOOR, FPK_MX_BLOCK, x32 + done, len, NULL, NULL,
+                        y + done, blocks, &c);
+        for (size_t b = 0; b < (len + FPK_MX_BLOCK - 1) / FPK_MX_BLOCK; b++) {
+            k->underflow += blocks[b].flushed;
+            k->subnormal += blocks[b].subnormal;
+            k->overflow += blocks[b].saturated;
+        }
+        for (size_t i = done; i < done + len; i++)
+            k->overflow += x[i] != 0 && isfinite(x[i]) && isnan(y[i]); /* a NaN block */
+        done += len;
+    }
+    add_errors(e, x, y, n);
+}
+
+/* A per-tensor format F on X[0..N-1]: each element rounded as the run's
+ * statistics round it, x * S, then divided by S again in double. */
+static void add_per_tensor(const grad_quant *q, const fpk_format *f, const double *x,
+                           const float *x32, float *y, size_t n, grad_sums *e)
+{
+    const grad_run *run = q->run;
+    fpk_ctx c = fpk_ctx_default();
+    c.round = run->round;
+    c.sr_counter = q->pos;
+    if (q->exact32 && run->scale == 1 &&
+        fpk_array_quantize(f, y, FPK_DTYPE_F32, x32, n, &c, q->threads)) {
+        add_errors(e, x, y, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] == 0 || !isfinite(x[i]))
+            continue;
+        c.sr_counter = q->pos + i;
+        add_error(e, x[i],
+                  fpk_to_double(f, fpk_from_double_scaled(f, x[i], run->scale, &c)) / run->scale);
+    }
+}
+
+void grad_quant_add(grad_quant *q, const double *x, size_t n, float *x32, float *y,
+                    fpk_format_counts *k, grad_sums *e)
+{
+    fpk_ctx c = fpk_ctx_default();
+    for (size_t i = 0; i < n; i++) { /* exact but for f64 elements */
+        uint32_t bits = (uint32_t)fpk_from_double(&fpk_fp32, x[i], &c);
+        memcpy(&x32[i], &bits, sizeof bits);
+    }
+    for (int j = 0; j < q->run->nformats; j++) {
+        const fpk_format *f = q->run->formats[j];
+        if (grad_is_mx(f))
+            add_mx(q, mx_element(f), x, x32, y, n, &k[j], &e[j]);
+        else
+            add_per_tensor(q, f, x, x32, y, n, &e[j]);
+    }
+    q->pos += n;
+    q->left -= n;
+}
+
+double grad_sqnr_db(const grad_err *e, bool *none)
+{
+    *none = e->x2 == 0 || e->e2 == 0;
+    return *none ? 0 : 10 * log10(e->x2 / e->e2);
+}
