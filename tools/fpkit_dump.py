@@ -36,12 +36,30 @@ recorded: it assumes each step is the one after the last before_step() (the
 first is first_step), or call begin_step(step) before the forward pass when
 steps are not numbered that way.
 
+Device statistics: with stats=... the dumper writes no tensors.  Each
+recorded tensor is analysed where it lives, on its CUDA device, by
+libfpkit_cuda's fpk_cuda_stats (fpkit_cuda.h, through ctypes: the same
+counts as fpgrad computes from a dump), and each recorded step becomes one
+file, step-NNNNNN.jsonl: a line per tensor, in the order above, each a JSON
+object of fpk_stats_to_json's form (libfpkit(3): count, zeros, nonfinite,
+amax, log2_hist, formats), which fpk_stats_from_json reads and
+fpk_stats_merge adds up, with the keys tensor, step, loss and loss_scale
+besides (readers ignore keys they do not know).  Use:
+
+    dumper = FpkitDumper(model, "stats", every=100,
+                         stats={"formats": "fp16,bf16,e4m3,e5m2"})
+
+or device_stats(tensor) for one tensor's statistics as a dict.  The library
+is found as $FPKIT_CUDA_LIB, else by ctypes.util.find_library("fpkit_cuda"),
+or given as stats={"lib": PATH}.
+
 Run "python3 fpkit_dump.py --demo OUTDIR" to train a tiny model for a few
-steps and dump them.
+steps and dump them (with --device-stats, on the GPU, as statistics).
 """
 
 import argparse
 import ctypes
+import ctypes.util
 import json
 import math
 import os
@@ -50,22 +68,26 @@ import warnings
 
 import torch
 
-__all__ = ["FpkitDumper", "write_safetensors", "LAYOUT_VERSION"]
+__all__ = ["FpkitDumper", "write_safetensors", "device_stats", "load_cuda_library",
+           "LAYOUT_VERSION"]
 
 LAYOUT_VERSION = "1"
 """The value of __metadata__["fpkit_dump"]: the version of this layout."""
 
-# torch dtype -> safetensors dtype name.  The 8-bit formats exist in newer
-# torch releases only.
-_ST_DTYPES = {
-    torch.float64: "F64",
-    torch.float32: "F32",
-    torch.float16: "F16",
-    torch.bfloat16: "BF16",
+# torch dtype -> (safetensors dtype name, fpk_dtype_lookup's name for the
+# device statistics).  The 8-bit formats exist in newer torch releases only.
+_DTYPES = {
+    torch.float64: ("F64", "f64"),
+    torch.float32: ("F32", "f32"),
+    torch.float16: ("F16", "f16"),
+    torch.bfloat16: ("BF16", "bf16"),
 }
-for _attr, _name in (("float8_e4m3fn", "F8_E4M3"), ("float8_e5m2", "F8_E5M2")):
+for _attr, _names in (("float8_e4m3fn", ("F8_E4M3", "e4m3")),
+                      ("float8_e5m2", ("F8_E5M2", "e5m2"))):
     if hasattr(torch, _attr):
-        _ST_DTYPES[getattr(torch, _attr)] = _name
+        _DTYPES[getattr(torch, _attr)] = _names
+_ST_DTYPES = {t: names[0] for t, names in _DTYPES.items()}
+_FPK_DTYPES = {t: names[1] for t, names in _DTYPES.items()}
 
 
 def _little_endian_bytes(t):
@@ -158,6 +180,74 @@ def _number_text(x):
     return repr(x)
 
 
+class _FpkError(ctypes.Structure):
+    """fpk_error (libfpkit(3)): a code and a message."""
+    _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 256)]
+
+
+def load_cuda_library(path=None):
+    """libfpkit_cuda through ctypes: PATH, else $FPKIT_CUDA_LIB, else the
+    library the system finds as "fpkit_cuda".  Raises OSError if none."""
+    path = path or os.environ.get("FPKIT_CUDA_LIB") or ctypes.util.find_library("fpkit_cuda")
+    if not path:
+        raise OSError("libfpkit_cuda not found: build fpkit with --with-cuda, install it, "
+                      "or set FPKIT_CUDA_LIB to the library's path")
+    lib = ctypes.CDLL(path)
+    lib.fpk_cuda_stats_json.restype = ctypes.c_void_p
+    lib.fpk_cuda_stats_json.argtypes = [
+        ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_double,
+        ctypes.c_char_p, ctypes.c_bool, ctypes.c_bool, ctypes.c_void_p, ctypes.POINTER(_FpkError)]
+    lib.fpk_cuda_free.restype = None
+    lib.fpk_cuda_free.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def device_stats(t, formats="fp16,bf16,e4m3,e5m2", scale=1.0, round="rne", ftz=False,
+                 saturate=False, lib=None):
+    """The statistics of tensor T, on a CUDA device, as fpgrad computes them
+    from a dump: a dict of fpk_stats_to_json's form.  FORMATS is a
+    comma-separated list of format names; each element x is rounded as
+    x * SCALE in mode ROUND (rne, rna, rtz, rup, rdn, rod, sr) with FTZ and
+    SATURATE.  Runs on the current stream of T's device and returns when
+    done.  LIB is a library from load_cuda_library(), or its path."""
+    if not isinstance(lib, ctypes.CDLL):
+        lib = load_cuda_library(lib)
+    t = t.detach()
+    if t.dtype not in _FPK_DTYPES:
+        raise TypeError("device statistics take floating-point tensors fpkit reads, not %s"
+                        % t.dtype)
+    if not t.is_cuda:
+        raise ValueError("device statistics need a tensor on a CUDA device, not on %s" % t.device)
+    t = t.contiguous()
+    stream = torch.cuda.current_stream(t.device).cuda_stream
+    err = _FpkError()
+    text = lib.fpk_cuda_stats_json(t.data_ptr() if t.numel() else None, t.numel(),
+                                   _FPK_DTYPES[t.dtype].encode(), formats.encode(), float(scale),
+                                   round.encode(), bool(ftz), bool(saturate), stream,
+                                   ctypes.byref(err))
+    if not text:
+        raise RuntimeError(err.msg.decode("utf-8", "replace"))
+    try:
+        return json.loads(ctypes.string_at(text).decode("utf-8"))
+    finally:
+        lib.fpk_cuda_free(text)
+
+
+def _replace_file(path, data):
+    """Writes the bytes DATA to PATH through a temporary file in its
+    directory that is renamed into place."""
+    directory, base = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(directory, ".%s.%d.%s.tmp" % (base, os.getpid(), os.urandom(4).hex()))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 class FpkitDumper:
     """Records parameter gradients, weights, applied updates and activation
     gradients of MODEL to one safetensors file per recorded step in OUTDIR.
@@ -181,10 +271,16 @@ class FpkitDumper:
     to the CPU as they are recorded; nothing is kept between recorded steps.
     The full backward hooks need the modules' outputs not to be modified in
     place (use ReLU(inplace=False)).
+
+    With STATS, a dict of device_stats()'s options (formats, scale, round,
+    ftz, saturate, lib), the tensors are not copied or written: their
+    statistics are computed on their device as they are recorded (weights
+    before the step and updates in after_step(), from a copy of the weights
+    kept on the device) and each step goes to step-NNNNNN.jsonl.
     """
 
     def __init__(self, model, outdir, every=1, steps=None, grads=True, weights=True,
-                 updates=True, activations=True, update_dtype=None, first_step=0):
+                 updates=True, activations=True, update_dtype=None, first_step=0, stats=None):
         if every < 1:
             raise ValueError("every must be at least 1, not %r" % every)
         self.model = model
@@ -201,6 +297,14 @@ class FpkitDumper:
         self._captured_step = None    # the step they belong to
         self._pending = None          # the record waiting for after_step()
         self._hooks = []
+        self._stats = None
+        if stats is not None:
+            known = {"formats", "scale", "round", "ftz", "saturate", "lib"}
+            unknown = sorted(set(stats) - known)
+            if unknown:
+                raise ValueError("unknown device statistics option %s" % ", ".join(unknown))
+            self._stats = dict(stats)
+            self._stats["lib"] = load_cuda_library(self._stats.get("lib"))
         os.makedirs(outdir, exist_ok=True)
         if activations:
             modules = dict(model.named_modules())
@@ -239,7 +343,7 @@ class FpkitDumper:
                 self._captured_step = self._next_step
             taken = sum(1 for c in self._captured if c[0] == layer)
             name = layer if taken == 0 else "%s@%d" % (layer, taken)
-            self._captured.append((layer, name, grad_output[0].detach().to("cpu", copy=True)))
+            self._captured.append((layer, name, self._take(grad_output[0])))
         return hook
 
     def before_step(self, step, loss, loss_scale=None):
@@ -286,9 +390,9 @@ class FpkitDumper:
             if self.grads and p.grad is not None:
                 g = p.grad.detach()
                 g = g.to_dense() if g.is_sparse else g
-                record["grad"].append(("grad/" + name, g.to("cpu", copy=True)))
+                record["grad"].append(("grad/" + name, self._take(g)))
             if self.weights or self.updates:
-                record["before"].append((name, p, p.detach().to("cpu", copy=True)))
+                record["before"].append((name, p, self._keep(p)))
         if self.weights:
             record["weight"] = [("weight/" + n, w) for n, _, w in record["before"]]
         if self.updates:
@@ -312,13 +416,44 @@ class FpkitDumper:
         updates = []
         if with_updates:
             for name, p, before in record["before"]:
-                after = p.detach().to("cpu", copy=True)
+                after = self._keep(p)
                 dtype = before.dtype if self.update_dtype is None else self.update_dtype
                 diff = after.to(torch.float64) - before.to(torch.float64)
                 updates.append(("update/" + name, diff.to(dtype)))
         tensors = record["grad"] + record["weight"] + updates + record["actgrad"]
+        if self._stats is not None:
+            return self._write_stats(record, tensors)
         path = os.path.join(self.outdir, "step-%06d.safetensors" % record["step"])
         write_safetensors(path, tensors, record["metadata"])
+        return path
+
+    def _take(self, t):
+        """What is recorded of tensor T: a CPU copy, or its statistics."""
+        if self._stats is None:
+            return t.detach().to("cpu", copy=True)
+        return self._device_stats(t)
+
+    def _keep(self, t):
+        """A copy of T, on the CPU or, for statistics, where T is."""
+        if self._stats is None:
+            return t.detach().to("cpu", copy=True)
+        return t.detach().clone()
+
+    def _device_stats(self, t):
+        return device_stats(t, **self._stats)
+
+    def _write_stats(self, record, tensors):
+        """Writes step-NNNNNN.jsonl: a line per tensor; returns its path."""
+        meta = record["metadata"]
+        lines = []
+        for name, t in tensors:
+            st = t if isinstance(t, dict) else self._device_stats(t)
+            line = {"tensor": name, "step": record["step"], "loss": meta["loss"],
+                    "loss_scale": meta["loss_scale"]}
+            line.update(st)
+            lines.append(json.dumps(line, separators=(",", ":")) + "\n")
+        path = os.path.join(self.outdir, "step-%06d.jsonl" % record["step"])
+        _replace_file(path, "".join(lines).encode("utf-8"))
         return path
 
     def close(self):
@@ -354,21 +489,25 @@ class _DemoNet(torch.nn.Module):
         return self.fc(self.flat(self.pool(self.relu(self.conv(x)))))
 
 
-def demo(outdir, steps=4, every=1, loss_scale=1.0, lr=0.0625, seed=0):
+def demo(outdir, steps=4, every=1, loss_scale=1.0, lr=0.0625, seed=0, stats=None):
     """Train _DemoNet for STEPS steps of plain SGD (learning rate LR) on
     random data made from SEED, recording every EVERY-th step in OUTDIR.
     The loss is multiplied by LOSS_SCALE before backward and the gradients
     divided by it before the step, as static loss scaling does, so the
     activation gradients carry the scale and the parameter gradients do
-    not (exactly so for a power of two).  Returns the paths written."""
+    not (exactly so for a power of two).  With STATS (FpkitDumper's), the
+    model trains on the GPU and the steps are recorded as device
+    statistics.  Returns the paths written."""
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     model = _DemoNet()
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
     x = torch.randn(steps, 8, 1, 8, 8)
     y = torch.randint(0, 10, (steps, 8))
+    if stats is not None:
+        model, x, y = model.to("cuda"), x.to("cuda"), y.to("cuda")
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
     paths = []
-    with FpkitDumper(model, outdir, every=every) as dumper:
+    with FpkitDumper(model, outdir, every=every, stats=stats) as dumper:
         for step in range(steps):
             opt.zero_grad()
             loss = torch.nn.functional.cross_entropy(model(x[step]), y[step])
@@ -387,7 +526,7 @@ def main(argv=None):
     """The command line: --demo OUTDIR and the options of demo()."""
     ap = argparse.ArgumentParser(
         description="Record PyTorch gradients for fpkit; with --demo, train a tiny model "
-                    "and dump its steps into OUTDIR.")
+                    "and dump its steps (or their device statistics) into OUTDIR.")
     ap.add_argument("--demo", metavar="OUTDIR", required=True,
                     help="train the demo model and write its dumps here")
     ap.add_argument("--steps", type=int, default=4, help="training steps (default 4)")
@@ -395,9 +534,15 @@ def main(argv=None):
     ap.add_argument("--loss-scale", type=float, default=1.0,
                     help="static loss scale (default 1)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ap.add_argument("--device-stats", action="store_true",
+                    help="train on the GPU and write device statistics (step-NNNNNN.jsonl) "
+                         "instead of dumps")
+    ap.add_argument("--formats", default="fp16,bf16,e4m3,e5m2",
+                    help="formats of the device statistics (default fp16,bf16,e4m3,e5m2)")
     args = ap.parse_args(argv)
+    stats = {"formats": args.formats} if args.device_stats else None
     for path in demo(args.demo, steps=args.steps, every=args.every,
-                     loss_scale=args.loss_scale, seed=args.seed):
+                     loss_scale=args.loss_scale, seed=args.seed, stats=stats):
         print(path)
     return 0
 

@@ -1,0 +1,327 @@
+/* fpk-hwcheck: libfpkit against the GPU's own instructions.  Every float32
+ * input through the conversions, every fp16 and bf16 operand pair through
+ * __hadd, __hmul and __hfma, and the tensor-core model against the matrix
+ * units; the library is the reference of record, computed on the host. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cli.h"
+#include "hwcheck.h"
+
+enum { EXIT_NO_DEVICE = 4 };
+
+static const char usage[] =
+    "usage: fpk-hwcheck [--conv] [--arith] [--mma] [--quick] [--device N] [--threads N]\n"
+    "                   [--tiles N] [--seed S]\n";
+
+static const char help[] =
+    "Compares libfpkit with the GPU's conversions from float32, its fp16 and bf16\n"
+    "__hadd, __hmul and __hfma, and its matrix products with the tensor-core model.\n"
+    "  --conv       the conversions, every float32 input\n"
+    "  --arith      the arithmetic, every fp16 and bf16 operand pair\n"
+    "  --mma        the matrix products against each architecture's model\n"
+    "               (none of the three given: all three)\n"
+    "  --quick      a sample instead: 2^26 inputs, 2^26 pairs, 1024 tiles\n"
+    "  --device N   the CUDA device (default 0)\n"
+    "  --threads N  host threads for the library's side (default: all)\n"
+    "  --tiles N    tiles per input format for --mma (default 16384)\n"
+    "  --seed S     seed of the --mma inputs (default 1)\n"
+    "  --help, --version\n"
+    "Exit status: 0 all agree (conventions aside), 1 mismatches, 2 usage,\n"
+    "3 a CUDA failure, 4 no CUDA device.\n";
+
+typedef struct opts {
+    bool conv, arith, mma, quick;
+    int device, threads;
+    size_t tiles;
+    uint64_t seed;
+} opts;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The inputs of a check: float32 encodings or pairs of 16-bit operands,
+ * 2^32 either way, in chunks. */
+#define CHUNK ((size_t)1 << 24)
+
+/* The ranges of inputs a check covers: all of [0, 2^32) in chunks, or with
+ * --quick 2 * 512 ranges of 2^16 at the bottom and the top of every 2^23-th
+ * stretch (every exponent and sign of a float32, every 128th first operand
+ * of a pair). */
+typedef struct range_walk {
+    uint64_t next;
+    bool quick;
+    int i;
+} range_walk;
+
+static bool range_next(range_walk *w, uint64_t *first, size_t *n)
+{
+    if (w->quick) {
+        if (w->i == 1024)
+            return false;
+        uint64_t stretch = (uint64_t)1 << 23;
+        uint64_t base = (uint64_t)(w->i / 2) * stretch;
+        *first = w->i % 2 ? base + stretch - 65536 : base;
+        *n = 65536;
+        w->i++;
+        return true;
+    }
+    if (w->next >> 32)
+        return false;
+    *first = w->next;
+    *n = CHUNK;
+    w->next += CHUNK;
+    return true;
+}
+
+/* A blank line, the title (printf-style) and a table's head. */
+static void section(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void section(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("\n");
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n%-44s %11s %11s %10s %9s\n", "check", "cases", "agree", "convention", "mismatch");
+}
+
+static void print_row(const char *name, const hw_tally *t)
+{
+    printf("%-44s %11" PRIu64 " %11" PRIu64 " %10" PRIu64 " %9" PRIu64 "\n", name, t->cases,
+           t->agree, t->nan_pattern.n + t->nan_into.n, hw_tally_mismatches(t));
+}
+
+static void print_convention(const char *name, const char *what, const hw_convention *k,
+                             int digits)
+{
+    if (k->n)
+        printf("  %s: %s: library %#0*" PRIx64 ", GPU %#0*" PRIx64 "%s, %" PRIu64 " cases\n",
+               name, what, digits + 2, k->want, digits + 2, k->got,
+               k->varied ? " (and other pairs)" : "", k->n);
+}
+
+static void print_details(const char *name, const hw_tally *t, int digits, int nin)
+{
+    print_convention(name, "both NaN, different encodings (convention: the library's NaN is canonical)",
+                     &t->nan_pattern, digits);
+    print_convention(name, "a NaN operand into a format without NaN (the OCP format leaves it open)",
+                     &t->nan_into, digits);
+    if (hw_tally_mismatches(t) == 0)
+        return;
+    printf("  %s: mismatches:", name);
+    for (int c = 0; c < HW_NCLASSES; c++)
+        if (t->by_class[c])
+            printf(" %s %" PRIu64, hw_class_names[c], t->by_class[c]);
+    printf("\n");
+    for (int i = 0; i < t->nex; i++) {
+        const hw_example *e = &t->ex[i];
+        printf("    operands");
+        for (int k = 0; k < nin; k++)
+            printf(" %#" PRIx64, e->in[k]);
+        printf(": library %#0*" PRIx64 ", GPU %#0*" PRIx64 " (%s)\n", digits + 2, e->want,
+               digits + 2, e->got, hw_class_names[e->cls]);
+    }
+}
+
+static int hex_digits(const fpk_format *f)
+{
+    return (f->width + 3) / 4;
+}
+
+static void die_dev(const char *msg)
+{
+    cli_die(CLI_EXIT_INTERNAL, "%s", msg);
+}
+
+static uint64_t run_conv(const opts *o, const hw_device *d)
+{
+    void *out[HW_NCONV] = {0};
+    for (int k = 0; k < HW_NCONV; k++)
+        if ((d->features & 1u << k) &&
+            !(out[k] = hw_dev_host_alloc(CHUNK * (size_t)hw_convs[k].bytes)))
+            cli_die(CLI_EXIT_INTERNAL, "out of pinned host memory");
+    hw_tally *t = cli_xcalloc(HW_NCONV, sizeof *t);
+    range_walk w = {.quick = o->quick};
+    uint64_t first;
+    size_t n;
+    char msg[256];
+    double t0 = now();
+    while (range_next(&w, &first, &n)) {
+        if (hw_dev_conv((uint32_t)first, n, out, msg, sizeof msg) != 0)
+            die_dev(msg);
+        hw_compare_conv((uint32_t)first, n, out, t, o->threads);
+    }
+    uint64_t bad = 0;
+    section("conversions from float32 (%s, %.1f s)", o->quick ? "sampled" : "every input",
+            now() - t0);
+    for (int k = 0; k < HW_NCONV; k++)
+        if (out[k])
+            print_row(hw_convs[k].name, &t[k]);
+        else
+            printf("%-44s %s\n", hw_convs[k].name, "(not on this device or CUDA)");
+    for (int k = 0; k < HW_NCONV; k++)
+        if (out[k]) {
+            print_details(hw_convs[k].name, &t[k], hex_digits(hw_convs[k].f), 1);
+            bad += hw_tally_mismatches(&t[k]);
+            hw_dev_host_free(out[k]);
+        }
+    free(t);
+    return bad;
+}
+
+static uint64_t run_arith(const opts *o, const hw_device *d)
+{
+    static const char *const ops[HW_NOPS] = {"__hadd", "__hmul", "__hfma", "__hfma"};
+    uint16_t *out[HW_NOPS];
+    for (int k = 0; k < HW_NOPS; k++)
+        if (!(out[k] = hw_dev_host_alloc(CHUNK * sizeof(uint16_t))))
+            cli_die(CLI_EXIT_INTERNAL, "out of pinned host memory");
+    uint64_t bad = 0;
+    for (int fmt = 0; fmt < 2; fmt++) {
+        const fpk_format *f = fmt ? &fpk_bf16 : &fpk_fp16;
+        if (fmt && !d->ampere) {
+            printf("\nbf16 arithmetic: not on this device\n");
+            continue;
+        }
+        hw_tally t[HW_NOPS] = {0};
+        range_walk w = {.quick = o->quick};
+        uint64_t first;
+        size_t n;
+        char msg[256];
+        double t0 = now();
+        while (range_next(&w, &first, &n)) {
+            if (hw_dev_arith(fmt, first, n, out, msg, sizeof msg) != 0)
+                die_dev(msg);
+            hw_compare_arith(fmt, first, n, (const uint16_t *const *)out, t, o->threads);
+        }
+        section("%s arithmetic, round to nearest even (%s, %.1f s)", f->name,
+                o->quick ? "sampled pairs" : "every operand pair", now() - t0);
+        for (int k = 0; k < HW_NOPS; k++) {
+            char name[64];
+            if (k >= HW_FMA0)
+                snprintf(name, sizeof name, "%s %s(a, b, %#06" PRIx64 ")", f->name, ops[k],
+                         hw_fma_c[fmt][k - HW_FMA0]);
+            else
+                snprintf(name, sizeof name, "%s %s(a, b)", f->name, ops[k]);
+            print_row(name, &t[k]);
+        }
+        for (int k = 0; k < HW_NOPS; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s %s", f->name, ops[k]);
+            print_details(name, &t[k], 4, k >= HW_FMA0 ? 3 : 2);
+            bad += hw_tally_mismatches(&t[k]);
+        }
+    }
+    for (int k = 0; k < HW_NOPS; k++)
+        hw_dev_host_free(out[k]);
+    return bad;
+}
+
+static void run_mma(const opts *o, const hw_device *d)
+{
+    static const char *const names[3] = {"fp16", "bf16", "tf32"};
+    const fpk_format *ins[3] = {&fpk_fp16, &fpk_bf16, &fpk_tf32};
+    uint64_t agree[3][FPK_TC_ARCH_COUNT] = {{0}}, total[3] = {0};
+    hw_tally first[3] = {{0}};
+    char msg[256];
+    double t0 = now();
+    size_t tiles = o->quick ? 1024 : o->tiles;
+    if (hw_mma_check(d, tiles, o->seed, o->threads, agree, total, first, msg, sizeof msg) != 0)
+        die_dev(msg);
+    printf("\nmatrix products, fp32 accumulation: bit-exact agreement with each model\n"
+           "(%zu tiles of 16 x 16 per input format, random and adversarial, seed %" PRIu64
+           ", %.1f s)\n",
+           tiles, o->seed, now() - t0);
+    for (int fi = 0; fi < 3; fi++) {
+        if (!total[fi]) {
+            printf("  %s: not on this device\n", names[fi]);
+            continue;
+        }
+        printf("  %s %9" PRIu64 " dot products:", names[fi], total[fi]);
+        for (int a = 0; a < FPK_TC_ARCH_COUNT; a++)
+            if (fpk_tc_terms((fpk_tc_arch)a, ins[fi], &fpk_fp32))
+                printf("  %s %.4f%%", fpk_tc_arch_name((fpk_tc_arch)a),
+                       100.0 * (double)agree[fi][a] / (double)total[fi]);
+        printf("\n");
+    }
+    for (int fi = 0; fi < 3; fi++)
+        if (total[fi] && first[fi].nex) {
+            printf("  %s: the first disagreements with this device's model "
+                   "(operands: tile, element, c):\n",
+                   names[fi]);
+            print_details(names[fi], &first[fi], 8, 3);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    cli_init(argv[0]);
+    opts o = {.tiles = 16384, .seed = 1};
+#ifdef _OPENMP
+    o.threads = omp_get_max_threads();
+#else
+    o.threads = 1;
+#endif
+    static const char *const with_value[] = {"--device", "--threads", "--tiles", "--seed", NULL};
+    cli_args a = {.argc = argc, .argv = argv, .tool = "fpk-hwcheck", .with_value = with_value};
+    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
+        if (kind == CLI_OPERAND)
+            cli_die(CLI_EXIT_USAGE, "unexpected operand \"%s\" (see fpk-hwcheck --help)", a.arg);
+        const char *name = a.name, *val = a.value;
+        if (cli_help_version(name, "fpk-hwcheck", usage, help))
+            return 0;
+        else if (strcmp(name, "--conv") == 0)
+            o.conv = true;
+        else if (strcmp(name, "--arith") == 0)
+            o.arith = true;
+        else if (strcmp(name, "--mma") == 0)
+            o.mma = true;
+        else if (strcmp(name, "--quick") == 0)
+            o.quick = true;
+        else if (strcmp(name, "--device") == 0)
+            o.device = (int)cli_parse_int(name, val, 0, 1023);
+        else if (strcmp(name, "--threads") == 0)
+            o.threads = (int)cli_parse_int(name, val, 1, 4096);
+        else if (strcmp(name, "--tiles") == 0)
+            o.tiles = (size_t)cli_parse_int(name, val, 1, 1 << 22);
+        else if (strcmp(name, "--seed") == 0)
+            o.seed = (uint64_t)cli_parse_int(name, val, 0, INT64_MAX);
+        else
+            cli_unknown(&a);
+    }
+    if (!o.conv && !o.arith && !o.mma)
+        o.conv = o.arith = o.mma = true;
+
+    hw_device d = {0};
+    char msg[256];
+    int rc = hw_dev_open(o.device, &d, msg, sizeof msg);
+    if (rc > 0) {
+        fprintf(stderr, "%s: %s\n", cli_prog(), msg);
+        return EXIT_NO_DEVICE;
+    }
+    if (rc < 0)
+        die_dev(msg);
+    printf("fpk-hwcheck: device %d: %s (compute capability %d.%d); %s; %d host threads\n",
+           o.device, d.name, d.major, d.minor, fpk_version(), o.threads);
+    uint64_t bad = 0;
+    if (o.conv)
+        bad += run_conv(&o, &d);
+    if (o.arith)
+        bad += run_arith(&o, &d);
+    if (o.mma)
+        run_mma(&o, &d);
+    printf("\n%s: %" PRIu64 " mismatches\n", cli_prog(), bad);
+    return bad ? CLI_EXIT_FINDINGS : 0;
+}
