@@ -85,7 +85,7 @@ void cli_list_formats(FILE *out)
 {
     for (const fpk_format *const *f = fpk_formats; *f; f++)
         fprintf(out, "%s%s", f == fpk_formats ? "" : ", ", (*f)->name);
-    fputs(", or eXmY (1 <= X <= 11, 0 <= Y <= 52)", out);
+    fputs(", or eXmY, eXmYfn, eXmYfnuz (1 <= X <= 11, 0 <= Y <= 52)", out);
 }
 
 const fpk_format *cli_format(const char *name)
@@ -144,6 +144,11 @@ long long cli_parse_int(const char *opt, const char *s, long long min, long long
     return v;
 }
 
+int cli_parse_threads(const char *s)
+{
+    return (int)cli_parse_int("--threads", s, 1, CLI_MAX_THREADS);
+}
+
 void cli_parse_size(const char *opt, const char *s, int *width, int *height)
 {
     char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
@@ -169,12 +174,15 @@ void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compil
         *compiled = true;
 }
 
-int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
+int cli_parse_formats_with(const char *opt, const char *list, const fpk_format **formats, int max,
+                           const fpk_format *(*lookup)(const char *name))
 {
     char *copy = cli_strf("%s", list), *save = NULL;
     int n = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const fpk_format *f = cli_format(t);
+        const fpk_format *f = lookup ? lookup(t) : NULL;
+        if (!f)
+            f = cli_format(t);
         for (int j = 0; j < n; j++)
             if (formats[j] == f)
                 cli_die(CLI_EXIT_USAGE, "option %s: %s is named twice", opt, f->name);
@@ -186,6 +194,11 @@ int cli_parse_formats(const char *opt, const char *list, const fpk_format **form
     if (!n)
         cli_die(CLI_EXIT_USAGE, "option %s: no format named in \"%s\"", opt, list);
     return n;
+}
+
+int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
+{
+    return cli_parse_formats_with(opt, list, formats, max, NULL);
 }
 
 bool cli_shape_parse(const char *s, fpk_raw_spec *raw, char *why, size_t len)

@@ -52,6 +52,13 @@ void *cli_xcalloc(size_t n, size_t size);
  * with status 2. */
 long long cli_parse_int(const char *opt, const char *s, long long min, long long max);
 
+/* The value S of --threads: the most threads a tool works with, 1 to
+ * CLI_MAX_THREADS (the library's array paths take them, and tools with
+ * independent tensors share those out), or an exit with status 2.  Results
+ * never depend on it. */
+#define CLI_MAX_THREADS 1024
+int cli_parse_threads(const char *s);
+
 /* The value S of option OPT as WIDTHxHEIGHT, each from 64 to 10000 (a plot
  * size in pixels), or an exit with status 2. */
 void cli_parse_size(const char *opt, const char *s, int *width, int *height);
@@ -65,6 +72,10 @@ void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compil
  * FORMATS[0 .. count-1]; returns the count, from 1 to MAX.  Exits with
  * status 2 on an unknown or repeated name, more than MAX names, or none. */
 int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
+/* The same, a name first looked up with LOOKUP (a tool's own formats; NULL
+ * for none) and then among the library's. */
+int cli_parse_formats_with(const char *opt, const char *list, const fpk_format **formats, int max,
+                           const fpk_format *(*lookup)(const char *name));
 
 /* S, comma-separated dimensions (counts from 0, decimal digits only), as
  * RAW's shape: true, or false with why not in WHY (LEN bytes). */

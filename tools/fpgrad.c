@@ -566,7 +566,7 @@ int main(int argc, char **argv)
         } else if (strcmp(name, "--report") == 0) {
             o.report = val;
         } else if (strcmp(name, "--threads") == 0) {
-            o.threads = (int)cli_parse_int(name, val, 1, 1024);
+            o.threads = cli_parse_threads(val);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {

@@ -14,7 +14,7 @@
 
 static const char usage[] =
     "usage: fpinspect [--fmt NAME] [--round MODE] [--to FMT[,FMT...]|all] [--ftz]\n"
-    "                 [--saturate] [--json] VALUE...\n"
+    "                 [--saturate] [--json] [--threads N] VALUE...\n"
     "       fpinspect [--json] [--round MODE] [--ftz] [--saturate] --info FMT\n"
     "       fpinspect [--json] --table FMT | --formats\n";
 
@@ -27,6 +27,8 @@ static const char help[] =
     "  --ftz           flush subnormal results to zero\n"
     "  --saturate      overflow gives the largest finite value\n"
     "  --json          one JSON object per value or report\n"
+    "  --threads N     as for every fpkit tool (1 to 1024); fpinspect's work, a\n"
+    "                  value at a time, needs one\n"
     "  --info FMT      the format's parameters and rounding thresholds\n"
     "  --table FMT     every encoding of a format of at most 8 bits\n"
     "  --formats       the built-in formats side by side\n"
@@ -710,7 +712,8 @@ int main(int argc, char **argv)
     const char **values = cli_xcalloc((size_t)argc, sizeof *values);
     int nvalues = 0;
 
-    static const char *const with_value[] = {"--fmt", "--round", "--to", "--info", "--table", NULL};
+    static const char *const with_value[] = {"--fmt",  "--round",   "--to",
+                                             "--info", "--table", "--threads", NULL};
     cli_args a = {.argc = argc,
                   .argv = argv,
                   .tool = "fpinspect",
@@ -745,6 +748,8 @@ int main(int argc, char **argv)
             o.ctx.saturate = true;
         } else if (strcmp(name, "--json") == 0) {
             o.json = true;
+        } else if (strcmp(name, "--threads") == 0) {
+            cli_parse_threads(val);
         } else {
             cli_unknown(&a);
         }

@@ -19,7 +19,7 @@ static const char usage[] =
     "usage: fpround [--formats LIST] [--round LIST] [--seed N] [--seeds K]\n"
     "               [--sum | --dot A B] [--match REGEX] [--dtype D] [--shape A,B,...]\n"
     "               [--big-endian] [--json FILE] [--plot FILE] [--plot-size WxH]\n"
-    "               [--quiet] PATH...\n";
+    "               [--threads N] [--quiet] PATH...\n";
 
 static const char help[] =
     "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
@@ -39,10 +39,11 @@ static const char help[] =
     "  --json FILE      the report as JSON (- for standard output)\n"
     "  --plot FILE      the error histogram, or the running sums, .png or .svg\n"
     "  --plot-size WxH  its size (default 1000x600)\n"
+    "  --threads N      threads rounding the elements (default 1)\n"
     "  --quiet          no table on standard output\n"
     "  --help, --version\n";
 
-#define CHUNK 65536 /* elements read at once */
+#define CHUNK ((size_t)1 << 20) /* elements read at once */
 #define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
 #define PLOT_POINTS 2000 /* running sums: about this many points */
 /* Bits of an MPFR number that holds any sum of up to 2^64 doubles exactly
@@ -59,6 +60,7 @@ typedef struct opts {
     const char *dot_a, *dot_b;
     const char *json, *plot;
     int width, height;
+    int threads;
     bool quiet;
 } opts;
 
@@ -299,9 +301,22 @@ static void merge_error(fr_err *into, const fr_err *from)
         into->hist[b] += from->hist[b];
 }
 
+/* Encoding K of the array Q of fpk_array_size(F) bytes per encoding. */
+static fpk_bits encoding_at(const fpk_format *f, const void *q, size_t k)
+{
+    switch (fpk_array_size(f)) {
+    case 1: return ((const uint8_t *)q)[k];
+    case 2: return ((const uint16_t *)q)[k];
+    case 4: return ((const uint32_t *)q)[k];
+    default: return ((const uint64_t *)q)[k];
+    }
+}
+
 /* FR_ERROR: every element of row I, in chunks, rounded in every format and
- * mode; under SR with the run's seed and the element's index as counter. */
-static void measure_errors(const opts *o, const cli_files *fs, const where *w, size_t i, double *buf)
+ * mode (fpk_array_convert, into Q); under SR with the run's seed and the
+ * element's index as counter. */
+static void measure_errors(const opts *o, const cli_files *fs, const where *w, size_t i, double *buf,
+                           fpk_bits *q)
 {
     const fr_run *run = &o->run;
     fr_row *r = &run->rows[i];
@@ -317,13 +332,13 @@ static void measure_errors(const opts *o, const cli_files *fs, const where *w, s
                 fpk_ctx c = fpk_ctx_default();
                 c.round = run->modes[m];
                 c.sr_seed = run->seed;
+                c.sr_counter = first;
+                const fpk_format *f = run->formats[j];
+                fpk_array_convert(f, q, FPK_DTYPE_F64, buf, n, &c, o->threads);
                 fr_err *e = &r->err[j][m];
-                for (size_t k = 0; k < n; k++) {
-                    if (!isfinite(buf[k]) || buf[k] == 0)
-                        continue;
-                    c.sr_counter = first + k;
-                    add_error(e, run->formats[j], buf[k], fpk_from_double(run->formats[j], buf[k], &c));
-                }
+                for (size_t k = 0; k < n; k++)
+                    if (isfinite(buf[k]) && buf[k] != 0)
+                        add_error(e, f, buf[k], encoding_at(f, q, k));
             }
         first += n;
     }
@@ -614,10 +629,11 @@ static void analyse(opts *o, const cli_files *fs)
     where *w = list_tensors(o, fs);
     fr_row *t = &run->total;
     double *buf = run->kind == FR_ERROR ? cli_xcalloc(CHUNK, sizeof *buf) : NULL;
+    fpk_bits *q = run->kind == FR_ERROR ? cli_xcalloc(CHUNK, sizeof *q) : NULL;
     for (size_t i = 0; i < run->nrows; i++) {
         fr_row *r = &run->rows[i];
         if (run->kind == FR_ERROR) {
-            measure_errors(o, fs, w, i, buf);
+            measure_errors(o, fs, w, i, buf, q);
             for (int j = 0; j < run->nformats; j++)
                 for (int m = 0; m < run->nmodes; m++)
                     merge_error(&t->err[j][m], &r->err[j][m]);
@@ -638,6 +654,7 @@ static void analyse(opts *o, const cli_files *fs)
         t->zeros += r->zeros;
         t->nonfinite += r->nonfinite;
     }
+    free(q);
     free(buf);
     free(w);
 }
@@ -704,12 +721,12 @@ static void free_run(fr_run *run)
 /* The options that take a value. */
 static const char *const with_value[] = {
     "--formats", "--round", "--seed", "--seeds", "--match", "--dtype", "--shape", "--json",
-    "--plot", "--plot-size", NULL};
+    "--plot", "--plot-size", "--threads", NULL};
 
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.width = 1000, .height = 600};
+    opts o = {.width = 1000, .height = 600, .threads = 1};
     fr_run *run = &o.run;
     run->kind = FR_ERROR;
     run->seeds = 16;
@@ -766,6 +783,8 @@ int main(int argc, char **argv)
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
             cli_parse_size(name, val, &o.width, &o.height);
+        } else if (strcmp(name, "--threads") == 0) {
+            o.threads = cli_parse_threads(val);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {

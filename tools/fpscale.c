@@ -19,7 +19,7 @@ static const char usage[] =
     "               [--backoff-factor B] [--growth-interval N]\n"
     "               [--fp8 [--fp8-format F] [--history H] [--margin M]]\n"
     "               [--match REGEX] [--grads-scaled] [--json FILE] [--plot FILE]\n"
-    "               [--plot-size WxH] [--quiet] PATH...\n";
+    "               [--plot-size WxH] [--threads N] [--quiet] PATH...\n";
 
 static const char help[] =
     "Each PATH is a dump file (.npy or safetensors), one step, or a directory\n"
@@ -43,10 +43,10 @@ static const char help[] =
     "  --json FILE         the replay as JSON (- for standard output)\n"
     "  --plot FILE         the scale trajectory, .png or .svg\n"
     "  --plot-size WxH     its size (default 1000x600)\n"
+    "  --threads N         threads per tensor (default 1)\n"
     "  --quiet             no table on standard output\n"
     "  --help, --version\n";
 
-#define CHUNK 65536 /* elements read at once */
 #define DEFAULT_MATCH "^grad/"
 
 typedef struct opts {
@@ -54,6 +54,7 @@ typedef struct opts {
     regex_t re;
     const char *json, *plot;
     int width, height;
+    int threads;
     bool quiet;
 } opts;
 
@@ -194,22 +195,17 @@ static double exact_div(double x, double l, const char *path)
 }
 
 /* Statistics of tensor T of D in FORMAT at SCALE (RNE, saturating if
- * SATURATE) into S. */
+ * SATURATE) into S, on THREADS threads. */
 static void tensor_stats(fpk_dump *d, size_t t, const fpk_format *format, double scale,
-                         bool saturate, fpk_stats *s, double *buf)
+                         bool saturate, fpk_stats *s, int threads)
 {
     fpk_ctx c = fpk_ctx_default();
     c.saturate = saturate;
     fpk_stats_init(s, &format, 1, scale, &c);
-    const fpk_tensor *ten = fpk_dump_tensor(d, t);
-    for (uint64_t first = 0; first < ten->count;) {
-        size_t n = ten->count - first < CHUNK ? (size_t)(ten->count - first) : CHUNK;
-        fpk_error err;
-        if (fpk_dump_read(d, t, first, n, buf, &err) != FPK_OK)
-            cli_die_error(&err);
-        fpk_stats_add(s, buf, n);
-        first += n;
-    }
+    fpk_error err;
+    if (fpk_stats_add_tensor(s, 1, d, t, 0, fpk_dump_tensor(d, t)->count, threads, &err) !=
+        FPK_OK)
+        cli_die_error(&err);
 }
 
 static void counts_of(scale_counts *c, const fpk_stats *s)
@@ -269,7 +265,6 @@ static void replay_loss(opts *o)
 {
     scale_run *run = &o->run;
     run->loss = cli_xcalloc(run->nfiles, sizeof *run->loss);
-    double *buf = cli_xcalloc(CHUNK, sizeof *buf);
     fpk_stats *s = cli_xcalloc(1, sizeof *s);
     fpk_bits scale = run->init_scale;
     int64_t tracker = 0;
@@ -284,7 +279,7 @@ static void replay_loss(opts *o)
         for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
             if (!matches(o, fpk_dump_tensor(d, t)))
                 continue;
-            tensor_stats(d, t, run->format, eff, false, s, buf);
+            tensor_stats(d, t, run->format, eff, false, s, o->threads);
             scale_counts c;
             counts_of(&c, s);
             if (zero) {
@@ -314,7 +309,6 @@ static void replay_loss(opts *o)
         st->next_scale = scale;
     }
     free(s);
-    free(buf);
 }
 
 /* An FP8 tensor's amax history: the last H amaxes, newest at NEXT-1. */
@@ -375,7 +369,6 @@ static void replay_fp8(opts *o)
 {
     scale_run *run = &o->run;
     run->fp8s = cli_xcalloc(run->nfiles, sizeof *run->fp8s);
-    double *buf = cli_xcalloc(CHUNK, sizeof *buf);
     fpk_stats *s = cli_xcalloc(1, sizeof *s);
     history *hs = NULL;
     size_t nh = 0, caph = 0;
@@ -396,7 +389,7 @@ static void replay_fp8(opts *o)
             e->name = h->name;
             fp8_scale(run, h, e);
             double eff = exact_div(scale_f32(e->scale), f->loss_scale, f->path);
-            tensor_stats(d, t, run->format, eff, true, s, buf);
+            tensor_stats(d, t, run->format, eff, true, s, o->threads);
             counts_of(&e->c, s);
             /* The amax recorded: of the unscaled gradient, inf if any
              * element is inf or NaN. */
@@ -421,7 +414,6 @@ static void replay_fp8(opts *o)
     }
     free(hs);
     free(s);
-    free(buf);
 }
 
 /* Dies if an output file is one of the inputs: they are never replaced. */
@@ -466,7 +458,8 @@ static void write_outputs(const opts *o)
 /* The options that take a value. */
 static const char *const with_value[] = {
     "--format", "--init-scale", "--growth-factor", "--backoff-factor", "--growth-interval",
-    "--fp8-format", "--history", "--margin", "--match", "--json", "--plot", "--plot-size", NULL};
+    "--fp8-format", "--history", "--margin", "--match", "--json", "--plot", "--plot-size",
+    "--threads", NULL};
 
 /* Options of one mode only, and whether they were given. */
 enum { O_FORMAT, O_INIT, O_GROWTH, O_BACKOFF, O_INTERVAL, O_FP8FORMAT, O_HISTORY, O_MARGIN, O_N };
@@ -477,7 +470,7 @@ static const char *const mode_opt[O_N] = {
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.width = 1000, .height = 600};
+    opts o = {.width = 1000, .height = 600, .threads = 1};
     scale_run *run = &o.run;
     run->format = &fpk_fp16;
     run->match = DEFAULT_MATCH;
@@ -547,6 +540,8 @@ int main(int argc, char **argv)
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
             cli_parse_size(name, val, &o.width, &o.height);
+        } else if (strcmp(name, "--threads") == 0) {
+            o.threads = cli_parse_threads(val);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {

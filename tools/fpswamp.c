@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 static const char usage[] =
     "usage: fpswamp [--formats LIST] [--lr LR] [--lr-sweep LO:HI:N] [--steps K]\n"
     "               [--seeds N] [--match REGEX] [--json FILE] [--plot FILE]\n"
-    "               [--plot-size WxH] [--quiet] PATH...\n"
+    "               [--plot-size WxH] [--threads N] [--quiet] PATH...\n"
     "       fpswamp [options] --weights A --updates B\n";
 
 static const char help[] =
@@ -34,6 +35,7 @@ static const char help[] =
     "  --json FILE          the report as JSON (- for standard output)\n"
     "  --plot FILE          lost fractions per tensor and format, or the sweep; .png or .svg\n"
     "  --plot-size WxH      its size (default 1000x600)\n"
+    "  --threads N          tensors computed at once (default 1)\n"
     "  --quiet              no table on standard output\n"
     "  --help, --version\n";
 
@@ -47,6 +49,7 @@ typedef struct opts {
     const char *weights, *updates;
     const char *json, *plot;
     int width, height;
+    int threads;
     bool quiet;
 } opts;
 
@@ -261,47 +264,91 @@ static void open_or_die(const char *path, fpk_dump **d)
         cli_die_error(&err);
 }
 
-/* Reads every row's weights and updates and computes. */
+/* Reads row I's weights and updates (into WB and UB) and computes it with
+ * X. */
+static void analyse_row(opts *o, sw_calc *x, size_t i, double *wb, double *ub)
+{
+    sw_run *run = &o->run;
+    sw_row *r = &run->rows[i];
+    fpk_dump *dw, *du;
+    open_or_die(r->wfile, &dw);
+    open_or_die(r->ufile, &du);
+    /* The files were read once already; they must not have changed since. */
+    if (r->wi >= fpk_dump_ntensors(dw) || r->ui >= fpk_dump_ntensors(du) ||
+        strcmp(fpk_dump_tensor(dw, r->wi)->name, r->wname) ||
+        strcmp(fpk_dump_tensor(du, r->ui)->name, r->uname) ||
+        fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count)
+        cli_die(CLI_EXIT_USAGE, "%s: the file changed while being read", r->wfile);
+    uint64_t n = fpk_dump_tensor(dw, r->wi)->count;
+    sw_calc_row(x, i);
+    for (uint64_t first = 0; first < n;) {
+        size_t k = n - first < CHUNK ? (size_t)(n - first) : CHUNK;
+        fpk_error err;
+        if (fpk_dump_read(dw, r->wi, first, k, wb, &err) != FPK_OK ||
+            fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK)
+            cli_die_error(&err);
+        for (size_t e = 0; e < k; e++)
+            sw_calc_add(x, run, r, wb[e], ub[e]);
+        first += k;
+    }
+    fpk_dump_close(dw);
+    fpk_dump_close(du);
+}
+
+/* The rows shared out among threads, each taking the next one left. */
+typedef struct row_pool {
+    opts *o;
+    pthread_mutex_t lock; /* guards next */
+    size_t next;
+} row_pool;
+
+static void *row_worker(void *arg)
+{
+    row_pool *p = arg;
+    sw_run *run = &p->o->run;
+    sw_calc *x = sw_calc_new(run);
+    double *wb = cli_xcalloc(CHUNK, sizeof *wb), *ub = cli_xcalloc(CHUNK, sizeof *ub);
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t i = p->next < run->nrows ? p->next++ : run->nrows;
+        pthread_mutex_unlock(&p->lock);
+        if (i == run->nrows)
+            break;
+        analyse_row(p->o, x, i, wb, ub);
+    }
+    free(wb);
+    free(ub);
+    sw_calc_free(x);
+    return NULL;
+}
+
+/* Reads every row's weights and updates and computes, a row per thread at
+ * a time (each row's stochastic rounding is seeded by its index), then
+ * sums the rows into the total in their order. */
 static void analyse(opts *o)
 {
     sw_run *run = &o->run;
-    sw_calc *x = sw_calc_new(run);
-    double *wb = cli_xcalloc(CHUNK, sizeof *wb), *ub = cli_xcalloc(CHUNK, sizeof *ub);
     sw_row_alloc(run, &run->total);
+    row_pool p = {.o = o};
+    pthread_mutex_init(&p.lock, NULL);
+    size_t n = run->nrows < (size_t)o->threads ? run->nrows : (size_t)o->threads;
+    pthread_t *tids = cli_xcalloc(n, sizeof *tids);
+    size_t started = 0;
+    while (started + 1 < n && pthread_create(&tids[started + 1], NULL, row_worker, &p) == 0)
+        started++;
+    row_worker(&p);
+    for (size_t k = 1; k <= started; k++)
+        pthread_join(tids[k], NULL);
+    free(tids);
+    pthread_mutex_destroy(&p.lock);
     for (size_t i = 0; i < run->nrows; i++) {
         sw_row *r = &run->rows[i];
-        fpk_dump *dw, *du;
-        open_or_die(r->wfile, &dw);
-        open_or_die(r->ufile, &du);
-        /* The files were read once already; they must not have changed since. */
-        if (r->wi >= fpk_dump_ntensors(dw) || r->ui >= fpk_dump_ntensors(du) ||
-            strcmp(fpk_dump_tensor(dw, r->wi)->name, r->wname) ||
-            strcmp(fpk_dump_tensor(du, r->ui)->name, r->uname) ||
-            fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count)
-            cli_die(CLI_EXIT_USAGE, "%s: the file changed while being read", r->wfile);
-        uint64_t n = fpk_dump_tensor(dw, r->wi)->count;
-        sw_calc_row(x, i);
-        for (uint64_t first = 0; first < n;) {
-            size_t k = n - first < CHUNK ? (size_t)(n - first) : CHUNK;
-            fpk_error err;
-            if (fpk_dump_read(dw, r->wi, first, k, wb, &err) != FPK_OK ||
-                fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK)
-                cli_die_error(&err);
-            for (size_t e = 0; e < k; e++)
-                sw_calc_add(x, run, r, wb[e], ub[e]);
-            first += k;
-        }
-        fpk_dump_close(dw);
-        fpk_dump_close(du);
         sw_row_merge(run, &run->total, r);
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
             seen = strcmp(run->rows[k].wfile, r->wfile) == 0;
         run->nfiles += !seen;
     }
-    free(wb);
-    free(ub);
-    sw_calc_free(x);
 }
 
 /* Dies if an output file is one of the inputs: they are never replaced. */
@@ -348,12 +395,12 @@ static void write_outputs(const opts *o)
 /* The options that take a value. */
 static const char *const with_value[] = {
     "--formats", "--lr", "--lr-sweep", "--steps", "--seeds", "--match", "--weights", "--updates",
-    "--json", "--plot", "--plot-size", NULL};
+    "--json", "--plot", "--plot-size", "--threads", NULL};
 
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.width = 1000, .height = 600};
+    opts o = {.width = 1000, .height = 600, .threads = 1};
     o.run.steps = 1;
     o.run.seeds = 8;
     o.run.nformats =
@@ -400,6 +447,8 @@ int main(int argc, char **argv)
             o.plot = val;
         } else if (strcmp(name, "--plot-size") == 0) {
             cli_parse_size(name, val, &o.width, &o.height);
+        } else if (strcmp(name, "--threads") == 0) {
+            o.threads = cli_parse_threads(val);
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {

@@ -10,7 +10,6 @@
  * holding a NaN or an infinity becomes NaN and counts as overflow. */
 #include <math.h>
 #include <mpfr.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -69,23 +68,7 @@ static const fpk_format *mx_lookup(const char *name)
 
 int grad_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
 {
-    char *copy = cli_strf("%s", list), *save = NULL;
-    int n = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        const fpk_format *f = mx_lookup(t);
-        if (!f)
-            cli_parse_formats(opt, t, &f, 1);
-        for (int j = 0; j < n; j++)
-            if (formats[j] == f)
-                cli_die(CLI_EXIT_USAGE, "option %s: %s is named twice", opt, f->name);
-        if (n == max)
-            cli_die(CLI_EXIT_USAGE, "option %s: at most %d formats", opt, max);
-        formats[n++] = f;
-    }
-    free(copy);
-    if (!n)
-        cli_die(CLI_EXIT_USAGE, "option %s: no format named in \"%s\"", opt, list);
-    return n;
+    return cli_parse_formats_with(opt, list, formats, max, mx_lookup);
 }
 
 int grad_mx_scale_log2(const fpk_format *f, double amax)
