@@ -273,8 +273,8 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0;
         __m512i amax = _mm512_setzero_si512(), lo = minus1;
-        __mmask16 any_sub = 0;
-        uint32_t zeros = 0, neg_zeros = 0, finite = 0;
+        __mmask16 any_sub = 0, any_nonfinite = 0;
+        uint32_t zeros = 0, neg_zeros = 0;
         for (size_t i = 0; i < len; i += 16) {
             __mmask16 t = len - i >= 16 ? 0xffff : (__mmask16)((1u << (len - i)) - 1);
             _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T0);
@@ -285,16 +285,23 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
             amax = _mm512_mask_max_epu32(amax, fin, amax, a);
             lo = _mm512_min_epu32(lo, less); /* zero wraps above everything */
             any_sub |= _mm512_mask_cmplt_epu32_mask(nonzero, less, sub_top);
+            any_nonfinite |= (__mmask16)(t & ~fin);
             __mmask16 zero = (__mmask16)(t & ~nonzero);
             zeros += (uint32_t)__builtin_popcount(zero);
-            neg_zeros += (uint32_t)__builtin_popcount(_mm512_mask_test_epi32_mask(zero, xi, xi));
-            finite += (uint32_t)__builtin_popcount(fin);
+            if (sign)
+                neg_zeros +=
+                    (uint32_t)__builtin_popcount(_mm512_mask_test_epi32_mask(zero, xi, xi));
             _mm512_storeu_si512(nz + m, _mm512_maskz_compress_epi32(nonzero, sign ? xi : a));
             _mm512_storeu_si512(ez + m, _mm512_maskz_compress_epi32(nonzero, _mm512_srli_epi32(a, 23)));
             m += (size_t)__builtin_popcount(nonzero);
         }
         /* Padding above every key, so that whole vectors can be read. */
         _mm512_storeu_si512(nz + m, minus1);
+        uint32_t nonzero_finite = (uint32_t)m;
+        for (size_t r = 0; any_nonfinite && r < m; r += 16)
+            nonzero_finite -= (uint32_t)__builtin_popcount(_mm512_mask_cmpge_epu32_mask(
+                r + 16 <= m ? 0xffff : (__mmask16)((1u << (m - r)) - 1),
+                _mm512_and_si512(_mm512_loadu_si512(nz + r), mag), inf));
         uint32_t block_max = _mm512_reduce_max_epu32(amax);
         uint32_t block_lo = _mm512_reduce_min_epu32(lo);
         if (block_max > acc->amax)
@@ -323,7 +330,7 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
             if (!sign && key <= block_lo + 1)
                 continue; /* no nonzero element is below */
             if (!sign && key > block_max && key <= 0x7f800000u)
-                acc->below[k] += finite - zeros; /* every nonzero finite one is */
+                acc->below[k] += nonzero_finite; /* every nonzero finite one is */
             else
                 active[na++] = (uint32_t)k;
         }

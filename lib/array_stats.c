@@ -138,22 +138,62 @@ static int class_below(const thresholds *t, uint32_t a)
     return (a >= t->t[0]) + (a >= t->t[1]) + (a >= t->t[2]);
 }
 
+/* Whether S is 2^*K exactly. */
+static bool power_of_two(double s, int *k)
+{
+    uint64_t bits;
+    memcpy(&bits, &s, sizeof bits);
+    uint64_t man = bits & ((UINT64_C(1) << 52) - 1);
+    int e = (int)(bits >> 52 & 0x7ff);
+    if (bits >> 63 || e == 0x7ff || (e ? man : man & (man - 1)) != 0 || (!e && !man))
+        return false;
+    *k = e ? e - 1023 : -1074 + __builtin_ctzll(man);
+    return true;
+}
+
+/* Under the statistics' SR (seed 0, 32 random bits: fpk_ctx's rule),
+ * whether the rounding of the float32 magnitude A times 2^K into F, an
+ * inexact one, goes away from zero: whether the top 32 bits of its
+ * discarded fraction of an ulp lie above the top 32 of
+ * fpk_sr_hash(0, COUNTER).  A * 2^K is exact, sig * 2^e0. */
+static bool sr_away(const fpk_format *f, uint32_t a, int k, uint64_t counter)
+{
+    uint32_t ef = a >> 23;
+    uint64_t sig = ef ? (a & 0x7fffffu) | 0x800000u : a;
+    int64_t e0 = (ef ? (int64_t)ef : 1) - 150 + k;
+    int64_t top = e0 + 63 - fpki_clz64(sig);
+    int64_t d = (top > f->emin ? top : f->emin) - f->man_bits - e0; /* bits discarded */
+    uint64_t frac = d <= 0 ? 0 : d <= 64 ? (d < 24 ? sig & ((UINT64_C(1) << d) - 1) : sig) << (64 - d)
+                    : d < 64 + 24 ? sig >> (d - 64)
+                                  : 0;
+    return (uint32_t)(fpk_sr_hash(0, counter) >> 32) < (uint32_t)(frac >> 32);
+}
+
 /* SR: the elements whose RTZ and away neighbours differ in class, decided
- * as fpk_stats_add decides them (seed 0, their index as counter). */
+ * as fpk_stats_add decides them (seed 0, their index as counter): by the
+ * rule itself when the scale is a power of two, else by the library's
+ * rounding. */
 static void sr_fixup(const plan *p, const uint32_t *x, size_t n, uint64_t index, part *out)
 {
     fpk_ctx c = p->ctx;
+    int k = 0;
+    bool exact_scale = power_of_two(p->s->scale, &k);
     for (size_t i = 0; i < n; i++) {
         uint32_t a = x[i] & F32_MAG;
         if (a == 0 || a >= F32_INF)
             continue;
         for (int j = 0; j < p->s->nformats; j++) {
-            int lo = class_below(&p->tz[j], a);
-            if (lo == class_below(&p->away[j], a))
+            int lo = class_below(&p->tz[j], a), hi = class_below(&p->away[j], a);
+            if (lo == hi)
                 continue;
-            c.sr_counter = index + i;
-            fpki_stats_class cls =
-                fpki_stats_classify(p->s->formats[j], f32_value(x[i]), p->s->scale, &c);
+            int cls;
+            if (exact_scale) {
+                cls = sr_away(p->s->formats[j], a, k, index + i) ? hi : lo;
+            } else {
+                c.sr_counter = index + i;
+                cls = (int)fpki_stats_classify(p->s->formats[j], f32_value(x[i]), p->s->scale,
+                                               &c);
+            }
             out->delta[j][lo]--;
             out->delta[j][cls]++;
         }
@@ -329,18 +369,17 @@ static void swap_bytes(void *p, size_t size, size_t n)
 int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t first,
                          uint64_t n, int threads, fpk_error *err)
 {
-    if (i >= d->ntensors)
-        return fpki_dump_error(err, FPK_ERANGE, d, "tensor %zu requested; the file has %zu", i,
-                               d->ntensors);
+    /* The tensor and the first element checked as fpk_dump_read checks
+     * them, then the count. */
+    int rc = fpk_dump_read(d, i, first, 0, NULL, err);
+    if (rc != FPK_OK)
+        return rc;
     const fpk_tensor *t = &d->tensors[i];
-    if (first > t->count || n > t->count - first) {
-        char name[64];
-        fpki_quote_text(name, sizeof name, t->name, strlen(t->name));
+    if (n > t->count - first)
         return fpki_dump_error(err, FPK_ERANGE, d,
                                "%" PRIu64 " elements from element %" PRIu64
-                               " requested; tensor \"%s\" has %" PRIu64,
-                               n, first, name, t->count);
-    }
+                               " requested; the tensor has %" PRIu64,
+                               n, first, t->count);
     if (ns <= 0)
         return FPK_OK;
     if (t->dtype == FPK_DTYPE_F64 || n < SMALL)
@@ -363,7 +402,6 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
 #else
     bool swap = t->big_endian;
 #endif
-    int rc = FPK_OK;
     int nt = fpki_threads(threads, n < SIZE_MAX ? (size_t)n : SIZE_MAX);
     (void)nt;
     FPKI_OMP(omp parallel num_threads(nt))
