@@ -35,7 +35,7 @@ fi
 # The sample against numpy and ml_dtypes.
 good sample --formats mxfp8,mxfp4,e4m3,bf16 --json - "$srcdir/tests/data/sample"
 if "$py" - "$srcdir/tests/data/sample" "$tmp/sample.out" <<'EOF'
-import json, os, struct, sys
+import json, os, sys
 import ml_dtypes
 import numpy as np
 
@@ -99,6 +99,18 @@ def per_tensor(x, t):
     return counts, (float(np.sum(v[ok] ** 2)), float(np.sum((r[ok] - v[ok]) ** 2)))
 
 
+def tensors(path):
+    """(name, values as float64 in their shape) of a safetensors file of
+    float32 tensors, in the file's order, the order fpgrad reports."""
+    blob = open(path, "rb").read()
+    size = int.from_bytes(blob[:8], "little")
+    for key, t in json.loads(blob[8:8 + size]).items():
+        if key != "__metadata__":
+            lo, hi = t["data_offsets"]
+            x = np.frombuffer(blob, "<f4", (hi - lo) // 4, 8 + size + lo)
+            yield key, x.astype(np.float64).reshape(t["shape"])
+
+
 def sqnr(err):
     return None if err[0] == 0 or err[1] == 0 else 10 * np.log10(err[0] / err[1])
 
@@ -107,18 +119,8 @@ problems = []
 compared = 0
 total = {f: [[0, 0, 0], [0.0, 0.0]] for f in list(MX) + list(PER_TENSOR)}
 rows = iter(got["tensors"])
-for name in sorted(os.listdir(sample)):
-    if not name.endswith(".safetensors"):
-        continue
-    blob = open(os.path.join(sample, name), "rb").read()
-    n = struct.unpack("<Q", blob[:8])[0]
-    header = json.loads(blob[8:8 + n])
-    for key, t in header.items():  # fpgrad reports them in the file's order
-        if key == "__metadata__":
-            continue
-        lo, hi = t["data_offsets"]
-        x = np.frombuffer(blob[8 + n + lo:8 + n + hi], "<f4").astype(np.float64)
-        x = x.reshape(t["shape"])
+for name in sorted(f for f in os.listdir(sample) if f.endswith(".safetensors")):
+    for key, x in tensors(os.path.join(sample, name)):
         row = next(rows)
         if row["name"] != key:
             problems.append(f"{name}: tensor {row['name']}, expected {key}")
