@@ -100,7 +100,7 @@ static void section(const char *fmt, ...)
 static void print_row(const char *name, const hw_tally *t)
 {
     printf("%-44s %11" PRIu64 " %11" PRIu64 " %10" PRIu64 " %9" PRIu64 "\n", name, t->cases,
-           t->agree, t->nan_pattern.n + t->nan_into.n, hw_tally_mismatches(t));
+           t->agree, t->nan_pattern.n + t->nan_into.n + t->nan_to_inf.n, hw_tally_mismatches(t));
 }
 
 static void print_convention(const char *name, const char *what, const hw_convention *k,
@@ -118,6 +118,8 @@ static void print_details(const char *name, const hw_tally *t, int digits, int n
                      &t->nan_pattern, digits);
     print_convention(name, "a NaN operand into a format without NaN (the OCP format leaves it open)",
                      &t->nan_into, digits);
+    print_convention(name, "DEVICE DEVIATION: a NaN operand gives an infinity (IEEE 754 wants a NaN)",
+                     &t->nan_to_inf, digits);
     if (hw_tally_mismatches(t) == 0)
         return;
     printf("  %s: mismatches:", name);

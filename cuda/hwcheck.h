@@ -82,6 +82,7 @@ typedef struct hw_tally {
     uint64_t cases, agree;
     hw_convention nan_pattern; /* both NaN, different encodings */
     hw_convention nan_into;    /* a NaN operand into a format without NaN */
+    hw_convention nan_to_inf;  /* a NaN operand whose result is an infinity */
     uint64_t by_class[HW_NCLASSES];
     int nex;
     hw_example ex[HW_EXAMPLES]; /* the first mismatches, in input order */

@@ -73,6 +73,8 @@ void hw_tally_one(hw_tally *t, const fpk_format *f, const uint64_t *in, bool nan
         convention(&t->nan_pattern, want, got);
     else if (nan_in && !fpk_is_nan(f, f->nan))
         convention(&t->nan_into, want, got);
+    else if (nan_in && fpk_is_nan(f, want) && fpk_classify(f, got) == FPK_CLASS_INF)
+        convention(&t->nan_to_inf, want, got);
     else
         record(t, in, want, got, hw_classify(f, want, got));
 }
@@ -95,6 +97,7 @@ void hw_tally_merge(hw_tally *into, const hw_tally *from)
     into->agree += from->agree;
     merge_convention(&into->nan_pattern, &from->nan_pattern);
     merge_convention(&into->nan_into, &from->nan_into);
+    merge_convention(&into->nan_to_inf, &from->nan_to_inf);
     for (int c = 0; c < HW_NCLASSES; c++)
         into->by_class[c] += from->by_class[c];
     for (int i = 0; i < from->nex && into->nex < HW_EXAMPLES; i++)

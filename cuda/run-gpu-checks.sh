@@ -3,6 +3,7 @@
 # the CUDA toolkit: builds fpkit with --with-cuda for the GPU present (one
 # architecture: a fast build), then runs
 #   1. the device statistics against the host's (tests/check_cuda_device),
+#      and the device API's refusals (tests/check_cuda_api) with a device,
 #   2. fpk-hwcheck --conv --arith: every float32 conversion and every fp16
 #      and bf16 operand pair against the library,
 #   3. fpk-hwcheck --mma: the tensor-core model against the matrix units,
@@ -10,9 +11,13 @@
 #      copy of the same bytes,
 #   5. the PyTorch mode of tools/fpkit_dump.py (where torch sees the GPU),
 # and prints a summary table last.  Sized for one H200-class GPU and 16 host
-# cores: under 8 minutes, most of it the library's side of step 2.
+# cores: under 8 minutes, most of it the library's side of step 2; each
+# step has its own time limit, 11.5 minutes in all.
 #
 # usage: cuda/run-gpu-checks.sh [BUILD_DIR]   (default: /tmp/fpkit-gpu-build)
+# With FPK_GPU_PREBUILT=1 the build is skipped: BUILD_DIR already holds one
+# (configured and built elsewhere, for a GPU machine without autotools or
+# fpkit's build dependencies; their shared libraries on LD_LIBRARY_PATH).
 # The logs of every step are left in BUILD_DIR/gpu-checks/.  Exit status:
 # 0 all passed, 1 a check failed, 2 the build failed.  Record the summary,
 # with the logs' tables, in cuda/RESULTS.md.
@@ -55,22 +60,33 @@ fi
 gencode="-gencode arch=compute_$cap,code=sm_$cap"
 
 export src build gencode jobs
+if [ "${FPK_GPU_PREBUILT:-0}" = 1 ]; then
+    t0=$SECONDS
+    for b in cuda/fpk-hwcheck cuda/stats-bench tests/check_cuda_device tests/check_cuda_api \
+        tools/fpgrad cuda/.libs/libfpkit_cuda.so; do
+        [ -e "$build/$b" ] || { echo "run-gpu-checks: $build/$b is missing" >&2; exit 2; }
+    done
+    rc=0
+    took=$((SECONDS - t0))
+    gencode=prebuilt
+else
 # shellcheck disable=SC2016 # expanded by the inner bash, from the exported variables
 step "build (sm_$cap)" 300 "$logs/build.log" bash -c '
     cd "$src" && { [ -x configure ] || autoreconf -fi; } &&
         cd "$build" &&
         "$src/configure" --with-cuda CFLAGS="-O2 -g -Wall -Wextra" NVCC_GENCODE="$gencode" &&
-        make -j"$jobs" && make -j"$jobs" tests/check_cuda_device cuda/stats-bench'
+        make -j"$jobs" && make -j"$jobs" tests/check_cuda_device tests/check_cuda_api cuda/stats-bench'
+fi
 
 if [ "$rc" -ne 0 ]; then
     row "build (sm_$cap)" "FAILED, see $logs/build.log" "$took"
     printf '%s\n' "${rows[@]}"
     exit 2
 fi
-row "build (sm_$cap)" "ok" "$took"
+row "build (sm_$cap)" "$([ "$gencode" = prebuilt ] && echo "prebuilt in $build" || echo ok)" "$took"
 cd "$build" || exit 2
 
-step "device statistics against the host" 180 "$logs/device.log" ./tests/check_cuda_device
+step "device statistics against the host" 120 "$logs/device.log" ./tests/check_cuda_device
 case $rc in
 0) row "tests/check_cuda_device" "PASS: $(awk '/: total: / { n += $3 } END { print n + 0 }' \
     "$logs/device.log") cases (element x format) equal" "$took" ;;
@@ -78,7 +94,13 @@ case $rc in
 *) row "tests/check_cuda_device" "FAIL (exit $rc)" "$took"; status=1 ;;
 esac
 
-step "fpk-hwcheck --conv --arith" 330 "$logs/hwcheck.log" \
+step "the device API's refusals on a device" 60 "$logs/api.log" ./tests/check_cuda_api
+case $rc in
+0) row "tests/check_cuda_api" "PASS: $(grep -E '^[0-9]+%: Checks' "$logs/api.log" | tail -n 1)" "$took" ;;
+*) row "tests/check_cuda_api" "FAIL (exit $rc)" "$took"; status=1 ;;
+esac
+
+step "fpk-hwcheck --conv --arith" 300 "$logs/hwcheck.log" \
     ./cuda/fpk-hwcheck --conv --arith --threads "$jobs"
 conv=$(awk '/^fp32->/ && $NF ~ /^[0-9]+$/ { c += $(NF-1) } END { print c + 0 }' "$logs/hwcheck.log")
 mism=$(sed -n 's/^fpk-hwcheck: \([0-9]*\) mismatches$/\1/p' "$logs/hwcheck.log")
@@ -89,7 +111,7 @@ case $rc in
 *) row "fpk-hwcheck --conv --arith" "FAILED (exit $rc)" "$took"; status=1 ;;
 esac
 
-step "fpk-hwcheck --mma" 120 "$logs/mma.log" ./cuda/fpk-hwcheck --mma --threads "$jobs"
+step "fpk-hwcheck --mma" 90 "$logs/mma.log" ./cuda/fpk-hwcheck --mma --threads "$jobs"
 if [ "$rc" -eq 0 ]; then
     while read -r fmt line; do
         row "  mma $fmt agreement" "$line" "$took"
@@ -100,7 +122,7 @@ else
     status=1
 fi
 
-step "stats-bench" 120 "$logs/bench.log" ./cuda/stats-bench 4
+step "stats-bench" 60 "$logs/bench.log" ./cuda/stats-bench 4
 if [ "$rc" -eq 0 ]; then
     while IFS='|' read -r what gbs ratio; do
         row "  $what" "$gbs GB/s, $ratio of the copy" "$took"
@@ -111,9 +133,9 @@ else
     status=1
 fi
 
-step "the PyTorch device mode" 180 "$logs/dump.log" \
-    make check TESTS=tests/check_cuda_dump.sh
-summary=$(grep -h '^check_cuda_dump: ' tests/check_cuda_dump.sh.log 2>/dev/null | tail -n 1)
+step "the PyTorch device mode" 120 "$logs/dump.log" \
+    env srcdir="$src" sh "$src/tests/check_cuda_dump.sh"
+summary=$(grep -h '^check_cuda_dump: ' "$logs/dump.log" 2>/dev/null | tail -n 1)
 [ "$rc" -eq 0 ] || status=1
 row "tests/check_cuda_dump.sh" "${summary:-exit $rc}" "$took"
 

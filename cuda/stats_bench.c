@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     check(cudaMalloc(&dev, bytes), "allocating");
     check(cudaMalloc(&copy, bytes), "allocating");
     check(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice), "copying in");
-    cudaDeviceProp p;
+    struct cudaDeviceProp p;
     int d;
     check(cudaGetDevice(&d), "device");
     check(cudaGetDeviceProperties(&p, d), "device");

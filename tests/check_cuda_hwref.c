@@ -1,8 +1,8 @@
 /* fpk-hwcheck's host side without a device (cuda/hwcheck_ref.c): the
  * comparison of device results with the library's, on results made to
  * agree and then with planted differences of every kind (a NaN pattern, a
- * NaN into FP4, a value rounded the other way, an overflow, a sign, a
- * container with low bits set, an __hfma result), each counted in its
+ * NaN into FP4, a NaN given as infinity, a value rounded the other way, an
+ * overflow, a sign, a container with low bits set, an __hfma result), each counted in its
  * class, with the first examples in input order; and the classes
  * themselves, one example each. */
 #include <check.h>
@@ -50,6 +50,7 @@ START_TEST(test_compare_conv)
     e1[nan_i] = 0x0;                   /* NaN into FP4: a convention */
     uint32_t *tf = out[HW_TF32_RNA];
     tf[5] |= 1;                        /* a container with a low bit set */
+    tf[nan_i] = 0x7f800000;            /* NaN 0x7f800001 as +inf, as the H200's rna gives */
     uint32_t *tn = out[HW_TF32_RN];
     tn[7] += 1 << 13;                  /* rounded the other way */
     memset(t, 0, sizeof t);
@@ -64,12 +65,15 @@ START_TEST(test_compare_conv)
     ck_assert_uint_eq(t[HW_E2M1].nan_into.n, 1);
     ck_assert_uint_eq(hw_tally_mismatches(&t[HW_E2M1]), 0);
     ck_assert_uint_eq(t[HW_TF32_RNA].by_class[HW_OTHER], 1);
+    ck_assert_uint_eq(t[HW_TF32_RNA].nan_to_inf.n, 1);
+    ck_assert_uint_eq(t[HW_TF32_RNA].nan_to_inf.got, 0x3fc00);
+    ck_assert_uint_eq(hw_tally_mismatches(&t[HW_TF32_RNA]), 1);
     ck_assert_uint_eq(t[HW_TF32_RN].by_class[HW_ROUNDING], 1);
     ck_assert_uint_eq(t[HW_TF32_RN].ex[0].in[0], first + 7);
     /* examples in input order, whatever the threads */
     ck_assert_int_eq(t[HW_FP16].nex, 2);
     ck_assert(t[HW_FP16].ex[0].in[0] < t[HW_FP16].ex[1].in[0]);
-    printf("check_cuda_hwref: 6 planted differences, each counted in its class\n");
+    printf("check_cuda_hwref: 7 planted differences, each counted in its class\n");
     for (int k = 0; k < HW_NCONV; k++)
         free(out[k]);
 }
