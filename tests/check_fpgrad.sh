@@ -233,6 +233,12 @@ check thr 'T["count"] == e["thr"]["count"] and T["zeros"] == 2 and T["nonfinite"
     and T["log2_max"] == e["thr"]["hist_min"] + len(e["thr"]["hist"]) - 1
     and {f: (c["underflow"], c["subnormal"], c["overflow"]) for f, c in e["thr"]["formats"].items()} == F(T)
     and t["thr.npy"]["formats"] == T["formats"]'
+# --no-sqnr: the same counts without the SQNR (no key, no line).
+good nosqnr --no-sqnr --json - "$tmp/thr.npy"
+check nosqnr 'F(T) == F(json.load(open(os.path.join(tmp, "thr.out")))["total"])
+    and all("sqnr_db" not in c for x in d["tensors"] + [T] for c in x["formats"].values())'
+good nosqnr-text --no-sqnr "$tmp/thr.npy"
+if grep -q SQNR "$tmp/nosqnr-text.out"; then bad "--no-sqnr printed an SQNR line"; else ok; fi
 check thr 'd["tool"] == "fpgrad" and d["round"] == "rne" and d["scale"] == 1 and d["auto"] is None
     and d["formats"] == ["fp16", "bf16", "e4m3", "e5m2"] and len(d["tensors"]) == 1
     and list(d) == ["tool", "version", "round", "scale", "auto", "formats", "tensors", "total"]

@@ -321,4 +321,16 @@ else
     skipped "plots (no gnuplot)"
 fi
 
+# --threads: the same JSON with 1, 2 and 3 threads, SR included (each
+# element's counter is its index, whatever thread rounds it).
+for n in 1 2 3; do
+    good "thr$n" --quiet --json - --round rne,sr --threads "$n" "$srcdir/tests/data/sample"
+done
+if cmp -s "$tmp/thr1.out" "$tmp/thr2.out" && cmp -s "$tmp/thr1.out" "$tmp/thr3.out"; then
+    ok
+else
+    bad "--threads 2 or 3 changed the JSON"
+fi
+error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$srcdir/tests/data/sample"
+
 summary

@@ -392,4 +392,18 @@ if [ "$nblock" -ge 2 ]; then ok; else bad "$manpage: only $nblock example output
 good sample --json - --match '^(grad|actgrad)/' "$srcdir/tests/data/sample"
 check sample 'col("step") == [0, 50, 300, 919] and col("tensors") == [16] * 4 and not any(col("skipped"))'
 
+# --threads: the same replay with 1, 2 and 3 threads, both modes.
+for n in 1 2 3; do
+    good "thr$n" --quiet --json - --threads "$n" "$srcdir/tests/data/sample"
+    good "fp8thr$n" --quiet --json - --fp8 --threads "$n" "$srcdir/tests/data/sample"
+done
+for m in thr fp8thr; do
+    if cmp -s "$tmp/${m}1.out" "$tmp/${m}2.out" && cmp -s "$tmp/${m}1.out" "$tmp/${m}3.out"; then
+        ok
+    else
+        bad "$m: --threads 2 or 3 changed the JSON"
+    fi
+done
+error threads0 2 'option --threads: "x" is not an integer from 1 to 1024' --threads x "$srcdir/tests/data/sample"
+
 summary

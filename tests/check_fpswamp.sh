@@ -260,4 +260,16 @@ if [ "$nex" -ge 4 ]; then ok; else bad "$manpage: only $nex examples run"; fi
 left=$(find "$tmp" -name '.*.??????' | head -n 3)
 if [ -z "$left" ]; then ok; else bad "temporary files left: $left"; fi
 
+# --threads: the same JSON with 1, 2 and 3 threads (tensors shared out,
+# reported in the files' order).
+for n in 1 2 3; do
+    good "thr$n" --quiet --json - --seeds 2 --threads "$n" "$sample"
+done
+if cmp -s "$tmp/thr1.out" "$tmp/thr2.out" && cmp -s "$tmp/thr1.out" "$tmp/thr3.out"; then
+    ok
+else
+    bad "--threads 2 or 3 changed the JSON"
+fi
+error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$sample"
+
 summary

@@ -22,7 +22,7 @@ static const char usage[] =
     "usage: fpgrad [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
     "              [--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
     "              [--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH] [--logy]\n"
-    "              [--report DIR] [--threads N] [--quiet] PATH...\n";
+    "              [--report DIR] [--no-sqnr] [--threads N] [--quiet] PATH...\n";
 
 static const char help[] =
     "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
@@ -43,6 +43,8 @@ static const char help[] =
     "  --plot-size WxH  its size (default 1000x600)\n"
     "  --logy           counts on a log scale\n"
     "  --report DIR     an HTML report in DIR: tables, plots, the JSON\n"
+    "  --no-sqnr        no SQNR, and no second read of each tensor for it (but\n"
+    "                   for MX formats, whose counts need it)\n"
     "  --threads N      threads: tensors read at once, and each tensor's share\n"
     "                   (default 1)\n"
     "  --quiet          no table on standard output, no progress\n"
@@ -76,7 +78,7 @@ typedef struct pool {
     const job *jobs;
     int pass;             /* 1: the statistics; 2: after the auto scales */
     fpk_stats *total;     /* pass 1: merged into */
-    grad_sums err_total[FPK_STATS_MAX_FORMATS];         /* pass 1: every format's */
+    grad_sums *err_total; /* pass 1: every format's (FPK_STATS_MAX_FORMATS) */
     fpk_format_counts mx_total[FPK_STATS_MAX_FORMATS]; /* pass 1: the MX formats' */
     pthread_mutex_t lock; /* guards next, the totals, run->total, msg, last */
     size_t next;
@@ -293,7 +295,7 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     if (!feed(p, d, p->jobs[i].tensor, r->count, st, 1))
         return false;
     grad_row_set_stats(r, &st[0]);
-    if (!requantise(p, d, i))
+    if (grad_second_read(run) && !requantise(p, d, i))
         return false;
     pthread_mutex_lock(&p->lock);
     fpk_stats_merge(p->total, &st[0]);
@@ -431,6 +433,7 @@ static void analyse(opts *o, const cli_files *fs)
     c.round = run->round;
     fpk_stats_init(total, run->formats, run->nformats, run->scale, &c);
     pool p = {.o = o, .run = run, .files = fs, .jobs = jobs, .total = total};
+    p.err_total = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *p.err_total);
     pthread_mutex_init(&p.lock, NULL);
     p.progress = !o->quiet && isatty(STDERR_FILENO);
     clock_gettime(CLOCK_MONOTONIC, &p.last);
@@ -448,6 +451,7 @@ static void analyse(opts *o, const cli_files *fs)
         run_pass(&p, 2, elements);
     }
     pthread_mutex_destroy(&p.lock);
+    free(p.err_total);
     free(total);
     free(jobs);
 }
@@ -514,6 +518,7 @@ int main(int argc, char **argv)
     cli_init(argv[0]);
     opts o = {.threads = 1, .plot_opts = {.width = 1000, .height = 600}};
     o.run.round = FPK_RNE;
+    o.run.sqnr = true;
     o.run.scale = 1;
     o.run.nformats =
         grad_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
@@ -567,6 +572,8 @@ int main(int argc, char **argv)
             o.report = val;
         } else if (strcmp(name, "--threads") == 0) {
             o.threads = cli_parse_threads(val);
+        } else if (strcmp(name, "--no-sqnr") == 0) {
+            o.run.sqnr = false;
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {

@@ -51,6 +51,7 @@ typedef struct grad_run {
     fpk_round round;
     double scale; /* of the main statistics: --scale S, or 1 */
     bool autoscale;
+    bool sqnr; /* the errors measured, for the SQNR (not --no-sqnr) */
     int margin;
     size_t nfiles, nrows;
     grad_row *rows;
@@ -66,6 +67,16 @@ bool grad_is_mx(const fpk_format *f);
 static inline bool grad_has_amax_scale(const fpk_format *f)
 {
     return f->width <= GRAD_AMAX_SCALE_MAX_WIDTH && !grad_is_mx(f);
+}
+
+/* Whether each tensor is read a second time (grad_mx.c): for the SQNR, or
+ * for the counts of the MX formats. */
+static inline bool grad_second_read(const grad_run *run)
+{
+    for (int j = 0; j < run->nformats; j++)
+        if (grad_is_mx(run->formats[j]))
+            return true;
+    return run->sqnr;
 }
 
 /* Nonzero finite elements: the denominator of the fractions. */
@@ -118,11 +129,12 @@ void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t, in
 /* How many elements to read next, at most MAX (a multiple of 32). */
 size_t grad_quant_next(const grad_quant *q, size_t max);
 /* Exact sums of nonnegative doubles, so that error sums add up alike in any
- * order: shards give their whole's totals.  Bit i of a sum, counted from
- * 2^-1074, is bit i % 64 of limb[i / 64]. */
-#define GRAD_SUM_LIMBS 34
+ * order: shards give their whole's totals.  A double m * 2^(p - 1074), m
+ * its integer significand (53 bits) and p = max(biased exponent - 1, 0),
+ * adds m to bucket[p]: one addition per term, exact for 2^75 terms. */
+#define GRAD_SUM_BUCKETS 2046
 typedef struct grad_sum {
-    uint64_t limb[GRAD_SUM_LIMBS];
+    unsigned __int128 bucket[GRAD_SUM_BUCKETS];
 } grad_sum;
 typedef struct grad_sums {
     grad_sum x2, e2; /* as in grad_err */

@@ -112,7 +112,7 @@ static json_t *row_json(const grad_run *run, const grad_row *r)
         json_array_append_new(counts, count(r->hist[i]));
     json_object_set_new(hist, "counts", counts);
     json_object_set_new(o, "log2_hist", hist);
-    json_object_set_new(o, "formats", formats_json(run, r->fmt, r, r->err));
+    json_object_set_new(o, "formats", formats_json(run, r->fmt, r, run->sqnr ? r->err : NULL));
     json_object_set_new(o, "auto", auto_json(run, r));
     return o;
 }

@@ -102,38 +102,23 @@ size_t grad_quant_next(const grad_quant *q, size_t max)
     return (size_t)(n < q->left ? n : q->left);
 }
 
-/* S += V, V a nonnegative double: its significand added at its bit's
- * place, counted from 2^-1074, the carries rippling up. */
-static void sum_add(grad_sum *s, double v)
+/* S += V, V a nonnegative finite double. */
+static inline void sum_add(grad_sum *s, double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
-    int e = (int)(bits >> 52);
+    unsigned e = (unsigned)(bits >> 52);
     if (e) /* normal: the hidden bit, and the place of 2^(e - 1075) */
         m |= UINT64_C(1) << 52;
-    int p = e ? e - 1 : 0, i = p / 64, sh = p % 64;
-    uint64_t add[2] = {m << sh, sh ? m >> (64 - sh) : 0};
-    for (int k = 0; k < 2; k++)
-        for (int j = i + k; add[k] && j < GRAD_SUM_LIMBS; j++) {
-            s->limb[j] += add[k];
-            add[k] = s->limb[j] < add[k];
-        }
+    s->bucket[e ? e - 1 : 0] += m;
 }
 
 void grad_sums_merge(grad_sums *into, const grad_sums *from)
 {
-    grad_sum *to[2] = {&into->x2, &into->e2};
-    const grad_sum *fr[2] = {&from->x2, &from->e2};
-    for (int k = 0; k < 2; k++) {
-        unsigned carry = 0;
-        for (int j = 0; j < GRAD_SUM_LIMBS; j++) {
-            uint64_t a = to[k]->limb[j], b = fr[k]->limb[j], c = a + b;
-            unsigned out = c < a;
-            c += carry;
-            carry = out | (c < carry);
-            to[k]->limb[j] = c;
-        }
+    for (int p = 0; p < GRAD_SUM_BUCKETS; p++) {
+        into->x2.bucket[p] += from->x2.bucket[p];
+        into->e2.bucket[p] += from->e2.bucket[p];
     }
 }
 
@@ -141,11 +126,16 @@ void grad_sums_merge(grad_sums *into, const grad_sums *from)
 static double sum_value(const grad_sum *s)
 {
     mpfr_t v, t;
-    mpfr_inits2(64 * GRAD_SUM_LIMBS + 64, v, t, (mpfr_ptr)0);
+    /* Enough bits for every bucket's place and 128 bits above the last:
+     * the additions are exact. */
+    mpfr_inits2(GRAD_SUM_BUCKETS + 128 + 64, v, t, (mpfr_ptr)0);
     mpfr_set_zero(v, 1);
-    for (int j = 0; j < GRAD_SUM_LIMBS; j++) {
-        mpfr_set_ui_2exp(t, (unsigned long)s->limb[j], 64 * j - 1074, MPFR_RNDN);
-        mpfr_add(v, v, t, MPFR_RNDN); /* exact: the precision spans every limb */
+    for (int p = 0; p < GRAD_SUM_BUCKETS; p++) {
+        unsigned __int128 b = s->bucket[p];
+        for (int half = 0; b && half < 2; half++, b >>= 64) {
+            mpfr_set_ui_2exp(t, (unsigned long)(uint64_t)b, p - 1074 + 64 * half, MPFR_RNDN);
+            mpfr_add(v, v, t, MPFR_RNDN);
+        }
     }
     double d = mpfr_get_d(v, MPFR_RNDN);
     mpfr_clears(v, t, (mpfr_ptr)0);
@@ -228,10 +218,15 @@ static void add_per_tensor(const grad_quant *q, const fpk_format *f, const doubl
 void grad_quant_add(grad_quant *q, const double *x, size_t n, float *x32, float *y,
                     fpk_format_counts *k, grad_sums *e)
 {
-    fpk_ctx c = fpk_ctx_default();
-    for (size_t i = 0; i < n; i++) { /* exact but for f64 elements */
-        uint32_t bits = (uint32_t)fpk_from_double(&fpk_fp32, x[i], &c);
-        memcpy(&x32[i], &bits, sizeof bits);
+    if (q->exact32) { /* float32 values: the cast is exact */
+        for (size_t i = 0; i < n; i++)
+            x32[i] = (float)x[i];
+    } else { /* rounded by the library, as the statistics round */
+        fpk_ctx c = fpk_ctx_default();
+        for (size_t i = 0; i < n; i++) {
+            uint32_t bits = (uint32_t)fpk_from_double(&fpk_fp32, x[i], &c);
+            memcpy(&x32[i], &bits, sizeof bits);
+        }
     }
     for (int j = 0; j < q->run->nformats; j++) {
         const fpk_format *f = q->run->formats[j];

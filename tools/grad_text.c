@@ -154,16 +154,18 @@ void grad_text(const grad_run *run, FILE *out)
         main_row(out, run, &run->rows[i], sw);
     }
     main_row(out, run, &run->total, sw);
-    fprintf(out, "SQNR of all the tensors (dB):");
-    for (int j = 0; j < run->nformats; j++) {
-        bool none;
-        double db = grad_sqnr_db(&run->total.err[j], &none);
-        if (none)
-            fprintf(out, "  %s -", run->formats[j]->name);
-        else
-            fprintf(out, "  %s %.2f", run->formats[j]->name, db);
+    if (run->sqnr) {
+        fprintf(out, "SQNR of all the tensors (dB):");
+        for (int j = 0; j < run->nformats; j++) {
+            bool none;
+            double db = grad_sqnr_db(&run->total.err[j], &none);
+            if (none)
+                fprintf(out, "  %s -", run->formats[j]->name);
+            else
+                fprintf(out, "  %s %.2f", run->formats[j]->name, db);
+        }
+        fputc('\n', out);
     }
-    fputc('\n', out);
     if (run->autoscale)
         auto_table(out, run);
 }
