@@ -233,6 +233,31 @@ check thr 'T["count"] == e["thr"]["count"] and T["zeros"] == 2 and T["nonfinite"
     and T["log2_max"] == e["thr"]["hist_min"] + len(e["thr"]["hist"]) - 1
     and {f: (c["underflow"], c["subnormal"], c["overflow"]) for f, c in e["thr"]["formats"].items()} == F(T)
     and t["thr.npy"]["formats"] == T["formats"]'
+# Outputs that are not regular files: a FIFO (as /dev/null or a pipe)
+# is written in place and stays a FIFO, never replaced by a file; a
+# symbolic link keeps pointing at its file, which gets the output.
+mkfifo "$tmp/out.fifo"
+timeout 60 cat "$tmp/out.fifo" >"$tmp/fifo.json" &
+reader=$!
+good fifo --quiet --json "$tmp/out.fifo" "$tmp/thr.npy"
+wait "$reader"
+if [ -p "$tmp/out.fifo" ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/fifo.json"; then
+    ok
+else
+    bad "--json into a FIFO: replaced, or no JSON came through"
+fi
+rm -f "$tmp/out.fifo"
+echo old >"$tmp/real.json"
+ln -s real.json "$tmp/link.json"
+good link --quiet --json "$tmp/link.json" "$tmp/thr.npy"
+if [ -L "$tmp/link.json" ] && [ "$(readlink "$tmp/link.json")" = real.json ] &&
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/real.json"; then
+    ok
+else
+    bad "--json through a symbolic link: the link was replaced, or its file not written"
+fi
+rm -f "$tmp/link.json" "$tmp/real.json"
+
 # --no-sqnr: the same counts without the SQNR (no key, no line).
 good nosqnr --no-sqnr --json - "$tmp/thr.npy"
 check nosqnr 'F(T) == F(json.load(open(os.path.join(tmp, "thr.out")))["total"])

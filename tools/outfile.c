@@ -1,4 +1,5 @@
 /* Output files written whole or not at all. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -142,16 +143,51 @@ static char *make_tmp(const char *path, int *fdp)
     return tmp;
 }
 
+/* Whether PATH exists and is something other than a regular file or a
+ * directory: a device (/dev/null), a FIFO or a socket, which is written in
+ * place, since replacing it would destroy it. */
+static bool write_in_place(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* Where the temporary file of PATH goes and what it replaces: the file a
+ * symbolic link PATH leads to (the link stays), else PATH. */
+static char *destination(const char *path)
+{
+    struct stat st;
+    char *target;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (target = realpath(path, NULL)))
+        return target;
+    return cli_strf("%s", path);
+}
+
+/* Opens PATH, which write_in_place accepted, for writing. */
+static int open_in_place(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot write it: %s", path, strerror(errno));
+    return fd;
+}
+
 void outfile_open(outfile *o, const char *path)
 {
-    o->path = cli_strf("%s", path);
     o->tmp = NULL;
     if (strcmp(path, "-") == 0) {
+        o->path = cli_strf("%s", path);
         o->fp = stdout;
+        o->direct = false;
         return;
     }
+    o->path = destination(path);
     int fd;
-    o->tmp = make_tmp(path, &fd);
+    o->direct = write_in_place(o->path);
+    if (o->direct)
+        fd = open_in_place(o->path);
+    else
+        o->tmp = make_tmp(o->path, &fd);
     if (!(o->fp = fdopen(fd, "w")))
         cli_die(CLI_EXIT_INTERNAL, "%s: %s", path, strerror(errno));
 }
@@ -159,15 +195,48 @@ void outfile_open(outfile *o, const char *path)
 char *outfile_tmpname(const char *path)
 {
     int fd;
-    char *tmp = make_tmp(path, &fd);
+    char *dest = destination(path);
+    char *tmp = make_tmp(dest, &fd);
+    free(dest);
     close(fd);
     return tmp;
 }
 
+/* Copies the file TMP into PATH, written in place. */
+static void copy_into(const char *tmp, const char *path)
+{
+    int in = open(tmp, O_RDONLY | O_CLOEXEC), out = open_in_place(path);
+    if (in < 0)
+        cli_die(CLI_EXIT_INTERNAL, "%s: %s", tmp, strerror(errno));
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            cli_die(CLI_EXIT_INTERNAL, "%s: %s", tmp, strerror(errno));
+        for (ssize_t done = 0, w; done < n; done += w)
+            if ((w = write(out, buf + done, (size_t)(n - done))) < 0) {
+                if (errno != EINTR)
+                    cli_die(CLI_EXIT_INTERNAL, "%s: writing failed: %s", path, strerror(errno));
+                w = 0;
+            }
+    }
+    close(in);
+    if (close(out) != 0)
+        cli_die(CLI_EXIT_INTERNAL, "%s: writing failed: %s", path, strerror(errno));
+}
+
 void outfile_rename(const char *tmp, const char *path)
 {
-    if (rename(tmp, path) != 0)
+    char *dest = destination(path);
+    if (write_in_place(dest)) {
+        copy_into(tmp, dest);
+        unlink(tmp);
+    } else if (rename(tmp, dest) != 0) {
         cli_die(CLI_EXIT_INTERNAL, "%s: cannot write it: %s", path, strerror(errno));
+    }
+    free(dest);
     outfile_forget(tmp);
 }
 
@@ -179,7 +248,12 @@ void outfile_discard(const char *tmp)
 
 void outfile_commit(outfile *o)
 {
-    if (!o->tmp) {
+    if (o->direct) {
+        int bad = ferror(o->fp);
+        if (fclose(o->fp) != 0 || bad)
+            cli_die(CLI_EXIT_INTERNAL, "%s: writing failed: %s", o->path,
+                    errno ? strerror(errno) : "I/O error");
+    } else if (!o->tmp) {
         if (fflush(o->fp) != 0 || ferror(o->fp))
             cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     } else {

@@ -1,6 +1,8 @@
 /* Output files written whole or not at all: the text goes to a temporary
  * file beside the destination, which replaces the destination only when it
- * is complete.  A temporary file left by an error exit or by SIGINT,
+ * is complete.  A destination that is a symbolic link has the file it
+ * leads to replaced, the link kept; one that is a device, a FIFO or a
+ * socket (/dev/null) is written in place, never replaced.  A temporary file left by an error exit or by SIGINT,
  * SIGTERM, SIGHUP or SIGPIPE is removed (a signal the tool was started
  * with ignored stays ignored); so are the other temporary paths registered
  * here, after the child process registered, if any, is killed. */
@@ -13,8 +15,9 @@
 
 typedef struct outfile {
     char *path; /* the destination; "-" is stdout */
-    char *tmp;  /* the temporary file, NULL for stdout */
+    char *tmp;  /* the temporary file, NULL for stdout or a device */
     FILE *fp;
+    bool direct; /* written in place: a device, a FIFO or a socket */
 } outfile;
 
 /* Creates the temporary file for PATH ("-": standard output).  Dies with
