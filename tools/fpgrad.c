@@ -245,42 +245,90 @@ static void add_counts(fpk_format_counts *into, const fpk_format_counts *from)
 
 #define PIECE ((size_t)1 << 16) /* elements of the second read at once */
 
-/* Pass 1's second read of row I (grad_mx.c): the counts of the block-scaled
- * formats, which replace the per-element ones, and every format's errors. */
+/* One thread's share of a second read: the pieces K, K + STEP, K + 2 STEP,
+ * ... of the tensor, as grad_quant_next cuts it, with its own counts and
+ * sums (exact, so the shares add up to the same totals in any grouping). */
+typedef struct reread {
+    pool *p;
+    fpk_dump *d;
+    size_t tensor;
+    int k, step;
+    grad_quant q;
+    fpk_format_counts mx[FPK_STATS_MAX_FORMATS];
+    grad_sums *sums; /* FPK_STATS_MAX_FORMATS */
+    bool ok;
+} reread;
+
+static void *reread_share(void *arg)
+{
+    reread *r = arg;
+    double *x = cli_xcalloc(PIECE, sizeof *x);
+    float *x32 = cli_xcalloc(PIECE, sizeof *x32), *y = cli_xcalloc(PIECE, sizeof *y);
+    grad_quant walk = r->q; /* the cuts, followed without reading */
+    for (int piece = 0; r->ok && walk.left; piece++) {
+        size_t n = grad_quant_next(&walk, PIECE);
+        if (piece % r->step == r->k) {
+            fpk_error err;
+            r->q.pos = walk.pos;
+            r->q.left = walk.left;
+            if (fpk_dump_read(r->d, r->tensor, walk.pos, n, x, &err) != FPK_OK) {
+                fail(r->p, cli_error_status(&err), err.msg);
+                r->ok = false;
+                break;
+            }
+            grad_quant_add(&r->q, x, n, x32, y, r->mx, r->sums);
+        }
+        walk.pos += n;
+        walk.left -= n;
+    }
+    free(x), free(x32), free(y);
+    return NULL;
+}
+
+/* Pass 1's second read of row I (grad_mx.c), shared among the tensor's
+ * threads: the counts of the block-scaled formats, which replace the
+ * per-element ones, and every format's errors. */
 static bool requantise(pool *p, fpk_dump *d, size_t i)
 {
     grad_run *run = p->run;
     grad_row *r = &run->rows[i];
-    size_t t = p->jobs[i].tensor;
-    grad_quant q;
-    grad_quant_init(&q, run, fpk_dump_tensor(d, t), p->inner);
-    fpk_format_counts mx[FPK_STATS_MAX_FORMATS] = {{0, 0, 0}};
-    grad_sums *sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sums);
-    double *x = cli_xcalloc(PIECE, sizeof *x);
-    float *x32 = cli_xcalloc(PIECE, sizeof *x32), *y = cli_xcalloc(PIECE, sizeof *y);
-    bool ok = true;
-    while (ok && q.left) {
-        size_t n = grad_quant_next(&q, PIECE);
-        fpk_error err;
-        if (fpk_dump_read(d, t, q.pos, n, x, &err) != FPK_OK) {
-            fail(p, cli_error_status(&err), err.msg);
-            ok = false;
-        } else {
-            grad_quant_add(&q, x, n, x32, y, mx, sums);
-        }
+    int nt = p->inner > 0 ? p->inner : 1;
+    reread *share = cli_xcalloc((size_t)nt, sizeof *share);
+    pthread_t *tid = cli_xcalloc((size_t)nt, sizeof *tid);
+    for (int k = 0; k < nt; k++) {
+        reread *s = &share[k];
+        *s = (reread){.p = p, .d = d, .tensor = p->jobs[i].tensor, .k = k, .step = nt, .ok = true};
+        grad_quant_init(&s->q, run, fpk_dump_tensor(d, s->tensor), 1);
+        s->sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *s->sums);
     }
-    free(x), free(x32), free(y);
+    for (int k = 1; k < nt; k++)
+        if (pthread_create(&tid[k], NULL, reread_share, &share[k]) != 0)
+            cli_die(CLI_EXIT_INTERNAL, "cannot start a thread");
+    reread_share(&share[0]);
+    bool ok = share[0].ok;
+    for (int k = 1; k < nt; k++) {
+        pthread_join(tid[k], NULL);
+        ok &= share[k].ok;
+    }
     pthread_mutex_lock(&p->lock);
     for (int j = 0; j < run->nformats; j++) {
-        r->err[j] = grad_sums_value(&sums[j]);
-        grad_sums_merge(&p->err_total[j], &sums[j]);
+        fpk_format_counts mx = {0, 0, 0};
+        for (int k = 1; k < nt; k++)
+            grad_sums_merge(&share[0].sums[j], &share[k].sums[j]);
+        for (int k = 0; k < nt; k++)
+            add_counts(&mx, &share[k].mx[j]);
+        r->err[j] = grad_sums_value(&share[0].sums[j]);
+        grad_sums_merge(&p->err_total[j], &share[0].sums[j]);
         if (grad_is_mx(run->formats[j])) {
-            r->fmt[j] = mx[j];
-            add_counts(&p->mx_total[j], &mx[j]);
+            r->fmt[j] = mx;
+            add_counts(&p->mx_total[j], &mx);
         }
     }
     pthread_mutex_unlock(&p->lock);
-    free(sums);
+    for (int k = 0; k < nt; k++)
+        free(share[k].sums);
+    free(share);
+    free(tid);
     return ok;
 }
 
