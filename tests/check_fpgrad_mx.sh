@@ -5,7 +5,8 @@
 # 32 along each tensor's last dimension, their scales by OCP MX v1.0 §6.3
 # (floor(log2(amax)) - emax), the elements rounded by ml_dtypes and clamped
 # to the largest normal, the counts of elements flushed to zero, left
-# subnormal and saturated, and every format's SQNR.  Also: MX names in the
+# subnormal and saturated, and every format's SQNR.  Also: the SQNR where
+# results overflow (against numpy, with 1 and 2 threads), MX names in the
 # text report, --formats errors, and a crafted tensor whose answers are
 # worked out by hand.  Skipped (77) without numpy and ml_dtypes.
 #
@@ -186,6 +187,34 @@ assert abs(f["mxfp4"]["sqnr_db"] - 10 * math.log10(x2 / e2)) < 1e-9, f["mxfp4"][
 assert abs(f["mxfp8"]["sqnr_db"] - 10 * math.log10(x2 / 16)) < 1e-9, f["mxfp8"]["sqnr_db"]
 EOF
 then ok; else bad "crafted: fpgrad's MX counts differ from the hand-worked ones"; fi
+
+# The SQNR where results overflow (e4m3 and fp16 give NaN and inf, which
+# the SQNR leaves out, element and error both), against numpy and
+# ml_dtypes, with 1 and 2 threads.
+"$py" -c '
+import numpy as np, sys
+rng = np.random.default_rng(5)
+x = (rng.standard_normal(100000) * rng.choice([1e-3, 1, 300, 1e5], 100000)).astype("<f4")
+x[::7] = 0
+np.save(sys.argv[1], x)' "$tmp/ovf.npy"
+for n in 1 2; do
+    good "ovf$n" --quiet --formats e4m3,fp16,bf16 --threads "$n" --json - "$tmp/ovf.npy"
+done
+if cmp -s "$tmp/ovf1.out" "$tmp/ovf2.out" && "$py" - "$tmp/ovf.npy" "$tmp/ovf1.out" <<'EOF'
+import json, sys
+import ml_dtypes
+import numpy as np
+x = np.load(sys.argv[1]).astype(np.float64)
+f = json.load(open(sys.argv[2]))["total"]["formats"]
+with np.errstate(over="ignore"):
+    for name, dt in (("e4m3", ml_dtypes.float8_e4m3fn), ("fp16", np.float16),
+                     ("bf16", ml_dtypes.bfloat16)):
+        v = x.astype(np.float32).astype(dt).astype(np.float64)
+        ok = (x != 0) & np.isfinite(v)
+        want = 10 * np.log10(np.sum(x[ok] ** 2) / np.sum((v[ok] - x[ok]) ** 2))
+        assert abs(f[name]["sqnr_db"] - want) <= 1e-12 * abs(want), (name, f[name], want)
+EOF
+then ok; else bad "ovf: the SQNR with overflowing results differs from numpy's, or with 2 threads"; fi
 
 # The text report names the MX formats and ends the table with the SQNR.
 good text --formats mxfp8,mxfp6,mxfp4,e4m3 "$srcdir/tests/data/sample"

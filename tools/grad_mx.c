@@ -8,6 +8,7 @@
  * with the specification's scale (FPK_MX_FLOOR); the run's --scale does
  * not apply, the block scales choosing their own.  An element in a block
  * holding a NaN or an infinity becomes NaN and counts as overflow. */
+#include <float.h>
 #include <math.h>
 #include <mpfr.h>
 #include <string.h>
@@ -102,16 +103,27 @@ size_t grad_quant_next(const grad_quant *q, size_t max)
     return (size_t)(n < q->left ? n : q->left);
 }
 
-/* S += V, V a nonnegative finite double. */
+/* S += V, V a nonnegative finite double; without branches, since the
+ * terms of gradients come in no predictable order. */
 static inline void sum_add(grad_sum *s, double v)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
-    uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
-    unsigned e = (unsigned)(bits >> 52);
-    if (e) /* normal: the hidden bit, and the place of 2^(e - 1075) */
-        m |= UINT64_C(1) << 52;
-    s->bucket[e ? e - 1 : 0] += m;
+    unsigned e = (unsigned)(bits >> 52), normal = e != 0;
+    /* a normal's hidden bit, and the place of 2^(e - 1075) */
+    uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (uint64_t)normal << 52;
+    s->bucket[e - normal] += m;
+}
+
+/* S -= V, V added to S before or after: the buckets wrap modulo 2^128
+ * and come right once it is. */
+static void sum_sub(grad_sum *s, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    unsigned e = (unsigned)(bits >> 52), normal = e != 0;
+    uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (uint64_t)normal << 52;
+    s->bucket[e - normal] -= m;
 }
 
 void grad_sums_merge(grad_sums *into, const grad_sums *from)
@@ -147,27 +159,44 @@ grad_err grad_sums_value(const grad_sums *s)
     return (grad_err){sum_value(&s->x2), sum_value(&s->e2)};
 }
 
-/* Adds X and the error of its result V to E, for a nonzero finite X whose
- * result is finite. */
-static void add_error(grad_sums *e, double x, double v)
+/* Adds the error of X's result V to E, X nonzero and finite, if V is
+ * finite; else takes X^2 back out of E->x2, where grad_quant_add puts the
+ * X^2 of every nonzero finite element, once for all formats. */
+static inline void add_error(grad_sums *e, double x, double v)
 {
-    if (x != 0 && isfinite(x) && isfinite(v)) {
-        sum_add(&e->x2, x * x);
+    if (fabs(v) <= DBL_MAX)
         sum_add(&e->e2, (v - x) * (v - x));
-    }
+    else
+        sum_sub(&e->x2, x * x);
 }
 
-/* Adds the errors of the results Y (float32 values) of X[0..N-1] to E. */
-static void add_errors(grad_sums *e, const double *x, const float *y, size_t n)
+/* IDX[0..] := the positions of X[0..N-1]'s nonzero finite elements, the
+ * only ones the errors count (found without branches: zeros come in no
+ * predictable order); returns how many. */
+static size_t counted(const double *x, size_t n, uint32_t *idx)
 {
-    for (size_t i = 0; i < n; i++)
-        add_error(e, x[i], y[i]);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        idx[m] = (uint32_t)i;
+        m += (size_t)((x[i] != 0) & (fabs(x[i]) <= DBL_MAX));
+    }
+    return m;
+}
+
+/* Adds the errors of the results Y (float32 values) of X's elements at
+ * IDX[0..M-1] to E. */
+static void add_errors(grad_sums *e, const double *x, const float *y, const uint32_t *idx,
+                       size_t m)
+{
+    for (size_t k = 0; k < m; k++)
+        add_error(e, x[idx[k]], y[idx[k]]);
 }
 
 /* One MX format on X[0..N-1] (X32 the same as float32), a piece of the
  * stream starting on a block boundary: counts into K, errors into E. */
 static void add_mx(const grad_quant *q, const fpk_format *elem, const double *x,
-                   const float *x32, float *y, size_t n, fpk_format_counts *k, grad_sums *e)
+                   const float *x32, float *y, size_t n, const uint32_t *idx, size_t m,
+                   fpk_format_counts *k, grad_sums *e)
 {
     fpk_mx_block blocks[PIECE_BLOCKS];
     for (size_t done = 0; done < n;) {
@@ -185,17 +214,18 @@ static void add_mx(const grad_quant *q, const fpk_format *elem, const double *x,
             k->subnormal += blocks[b].subnormal;
             k->overflow += blocks[b].saturated;
         }
-        for (size_t i = done; i < done + len; i++)
-            k->overflow += x[i] != 0 && isfinite(x[i]) && isnan(y[i]); /* a NaN block */
         done += len;
     }
-    add_errors(e, x, y, n);
+    for (size_t j = 0; j < m; j++)
+        k->overflow += isnan(y[idx[j]]); /* in a block with a NaN or an infinity */
+    add_errors(e, x, y, idx, m);
 }
 
 /* A per-tensor format F on X[0..N-1]: each element rounded as the run's
  * statistics round it, x * S, then divided by S again in double. */
 static void add_per_tensor(const grad_quant *q, const fpk_format *f, const double *x,
-                           const float *x32, float *y, size_t n, grad_sums *e)
+                           const float *x32, float *y, size_t n, const uint32_t *idx, size_t m,
+                           grad_sums *e)
 {
     const grad_run *run = q->run;
     fpk_ctx c = fpk_ctx_default();
@@ -203,12 +233,11 @@ static void add_per_tensor(const grad_quant *q, const fpk_format *f, const doubl
     c.sr_counter = q->pos;
     if (q->exact32 && run->scale == 1 &&
         fpk_array_quantize(f, y, FPK_DTYPE_F32, x32, n, &c, q->threads)) {
-        add_errors(e, x, y, n);
+        add_errors(e, x, y, idx, m);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (x[i] == 0 || !isfinite(x[i]))
-            continue;
+    for (size_t j = 0; j < m; j++) {
+        size_t i = idx[j];
         c.sr_counter = q->pos + i;
         add_error(e, x[i],
                   fpk_to_double(f, fpk_from_double_scaled(f, x[i], run->scale, &c)) / run->scale);
@@ -228,13 +257,22 @@ void grad_quant_add(grad_quant *q, const double *x, size_t n, float *x32, float 
             memcpy(&x32[i], &bits, sizeof bits);
         }
     }
+    uint32_t *idx = cli_xcalloc(n ? n : 1, sizeof *idx);
+    size_t m = counted(x, n, idx);
+    grad_sum *x2 = cli_xcalloc(1, sizeof *x2);
+    for (size_t j = 0; j < m; j++)
+        sum_add(x2, x[idx[j]] * x[idx[j]]);
     for (int j = 0; j < q->run->nformats; j++) {
         const fpk_format *f = q->run->formats[j];
         if (grad_is_mx(f))
-            add_mx(q, mx_element(f), x, x32, y, n, &k[j], &e[j]);
+            add_mx(q, mx_element(f), x, x32, y, n, idx, m, &k[j], &e[j]);
         else
-            add_per_tensor(q, f, x, x32, y, n, &e[j]);
+            add_per_tensor(q, f, x, x32, y, n, idx, m, &e[j]);
+        for (int p = 0; p < GRAD_SUM_BUCKETS; p++)
+            e[j].x2.bucket[p] += x2->bucket[p];
     }
+    free(x2);
+    free(idx);
     q->pos += n;
     q->left -= n;
 }
