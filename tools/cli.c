@@ -21,11 +21,25 @@ const char *cli_prog(void)
     return prog;
 }
 
+static cli_die_fn *die_hook;
+
+void cli_set_die_hook(cli_die_fn *hook)
+{
+    die_hook = hook;
+}
+
 void cli_die(int status, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", prog);
     va_start(ap, fmt);
+    if (die_hook) {
+        char *msg;
+        if (vasprintf(&msg, fmt, ap) < 0)
+            msg = "out of memory";
+        die_hook(status, msg);
+        exit(status); /* a hook that returned */
+    }
+    fprintf(stderr, "%s: ", prog);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);

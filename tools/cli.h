@@ -21,9 +21,13 @@ enum { CLI_EXIT_FINDINGS = 1, CLI_EXIT_USAGE = 2, CLI_EXIT_INTERNAL = 3 };
 void cli_init(const char *argv0);
 const char *cli_prog(void);
 
-/* "prog: MESSAGE\n" on stderr, then exit(STATUS). */
+/* "prog: MESSAGE\n" on stderr, then exit(STATUS); or, once a program has
+ * set one, its hook takes STATUS and MESSAGE instead (and must not return):
+ * fpgrad-mpi ends the whole job so. */
 noreturn void cli_die(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+typedef void cli_die_fn(int status, const char *message);
+void cli_set_die_hook(cli_die_fn *hook);
 
 /* The exit status for a library error: 3 for FPK_ENOMEM, else 2 (the
  * input is at fault). */

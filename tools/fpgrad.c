@@ -17,6 +17,9 @@
 #include "gnuplot.h"
 #include "grad.h"
 #include "outfile.h"
+#ifdef FPGRAD_MPI
+#include "grad_mpi.h"
+#endif
 
 static const char usage[] =
     "usage: fpgrad [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
@@ -76,6 +79,7 @@ typedef struct pool {
     grad_run *run;
     const cli_files *files;
     const job *jobs;
+    const bool *mine;     /* the rows this process analyses (NULL: all) */
     int pass;             /* 1: the statistics; 2: after the auto scales */
     fpk_stats *total;     /* pass 1: merged into */
     grad_sums *err_total; /* pass 1: every format's (FPK_STATS_MAX_FORMATS) */
@@ -403,6 +407,8 @@ static void *worker(void *arg)
     size_t open_file = SIZE_MAX;
     for (;;) {
         pthread_mutex_lock(&p->lock);
+        while (p->mine && p->next < p->run->nrows && !p->mine[p->next])
+            p->next++;
         bool stop = p->failed || p->next == p->run->nrows;
         size_t i = p->next;
         if (!stop)
@@ -476,16 +482,36 @@ static void analyse(opts *o, const cli_files *fs)
     grad_run *run = &o->run;
     uint64_t elements;
     job *jobs = list_tensors(o, fs, &elements);
+    bool *mine = NULL;
+#ifdef FPGRAD_MPI
+    /* Whole files shared out among the ranks by their elements. */
+    grad_mpi_collective(false);
+    uint64_t *per_file = cli_xcalloc(fs->n, sizeof *per_file);
+    int *owner = cli_xcalloc(fs->n, sizeof *owner);
+    for (size_t i = 0; i < run->nrows; i++)
+        per_file[jobs[i].file] += run->rows[i].count;
+    grad_mpi_share(per_file, fs->n, owner);
+    mine = cli_xcalloc(run->nrows, sizeof *mine);
+    elements = 0;
+    for (size_t i = 0; i < run->nrows; i++)
+        if ((mine[i] = owner[jobs[i].file] == grad_mpi_rank()))
+            elements += run->rows[i].count;
+    free(per_file);
+    free(owner);
+#endif
     fpk_stats *total = cli_xcalloc(1, sizeof *total);
     fpk_ctx c = fpk_ctx_default();
     c.round = run->round;
     fpk_stats_init(total, run->formats, run->nformats, run->scale, &c);
-    pool p = {.o = o, .run = run, .files = fs, .jobs = jobs, .total = total};
+    pool p = {.o = o, .run = run, .files = fs, .jobs = jobs, .mine = mine, .total = total};
     p.err_total = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *p.err_total);
     pthread_mutex_init(&p.lock, NULL);
     p.progress = !o->quiet && isatty(STDERR_FILENO);
     clock_gettime(CLOCK_MONOTONIC, &p.last);
     run_pass(&p, 1, elements);
+#ifdef FPGRAD_MPI
+    grad_mpi_sum_pass1(total, p.err_total, p.mx_total, run->nformats);
+#endif
     grad_row_set_stats(&run->total, total);
     for (int j = 0; j < run->nformats; j++) {
         run->total.err[j] = grad_sums_value(&p.err_total[j]);
@@ -497,7 +523,14 @@ static void analyse(opts *o, const cli_files *fs)
         if (run->total.loss.has_scale)
             run->total.loss.log2 = grad_loss_scale_log2(&fpk_fp16, total->amax, run->round);
         run_pass(&p, 2, elements);
+#ifdef FPGRAD_MPI
+        grad_mpi_sum_pass2(&run->total, run->nformats);
+#endif
     }
+#ifdef FPGRAD_MPI
+    grad_mpi_gather_rows(run, mine);
+#endif
+    free(mine);
     pthread_mutex_destroy(&p.lock);
     free(p.err_total);
     free(total);
@@ -564,6 +597,9 @@ static const char *const with_value[] = {
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
+#ifdef FPGRAD_MPI
+    grad_mpi_init(&argc, &argv);
+#endif
     opts o = {.threads = 1, .plot_opts = {.width = 1000, .height = 600}};
     o.run.round = FPK_RNE;
     o.run.sqnr = true;
@@ -664,6 +700,12 @@ int main(int argc, char **argv)
         cli_walk_files(paths[i], &fs);
     }
     refuse_overwriting_inputs(&o, &fs);
+#ifdef FPGRAD_MPI
+    if (grad_mpi_rank() != 0) { /* rank 0 writes everything */
+        o.quiet = true;
+        o.json = o.csv = o.plot = o.report = NULL;
+    }
+#endif
     analyse(&o, &fs);
     write_outputs(&o);
 

@@ -1,0 +1,286 @@
+/* fpgrad-mpi's collectives (grad_mpi.h). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "grad_mpi.h"
+
+static int rank, size;
+static bool collective = true;
+
+/* A failure: reported once and the job ended.  Where every rank meets it
+ * (COLLECTIVE), the other ranks leave the report to rank 0, which ends the
+ * job; they report it themselves only if rank 0 has not done so within two
+ * seconds (a failure of their own after all). */
+static void die(int status, const char *msg)
+{
+    if (size > 1 && collective && rank != 0)
+        sleep(2);
+    fprintf(stderr, "%s: %s\n", cli_prog(), msg);
+    fflush(stderr);
+    if (size > 1)
+        MPI_Abort(MPI_COMM_WORLD, status);
+    exit(status); /* finalized at exit */
+}
+
+/* Every way out of the program (--help, a return from main) finalizes. */
+static void finalize_at_exit(void)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done)
+        MPI_Finalize();
+}
+
+void grad_mpi_init(int *argc, char ***argv)
+{
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: MPI_Init failed\n", cli_prog());
+        exit(CLI_EXIT_INTERNAL);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cli_set_die_hook(die);
+    atexit(finalize_at_exit);
+}
+
+int grad_mpi_rank(void)
+{
+    return rank;
+}
+
+int grad_mpi_size(void)
+{
+    return size;
+}
+
+void grad_mpi_collective(bool c)
+{
+    collective = c;
+}
+
+void grad_mpi_share(const uint64_t *elements, size_t nfiles, int *owner)
+{
+    uint64_t *load = cli_xcalloc((size_t)size, sizeof *load);
+    for (size_t f = 0; f < nfiles; f++) {
+        int least = 0;
+        for (int r = 1; r < size; r++)
+            if (load[r] < load[least])
+                least = r;
+        owner[f] = least;
+        load[least] += elements[f];
+    }
+    free(load);
+}
+
+static void check(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS)
+        cli_die(CLI_EXIT_INTERNAL, "MPI: %s failed", what);
+}
+
+/* The exact sums' buckets, 128-bit integers, added with carries. */
+static void add_buckets(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    for (int i = 0; i < *len; i++) {
+        unsigned __int128 a, b;
+        memcpy(&a, (char *)in + 16 * (size_t)i, 16);
+        memcpy(&b, (char *)inout + 16 * (size_t)i, 16);
+        b += a;
+        memcpy((char *)inout + 16 * (size_t)i, &b, 16);
+    }
+}
+
+static void sum_u64(uint64_t *v, size_t n)
+{
+    check(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),
+          "summing the counts");
+}
+
+void grad_mpi_sum_pass1(fpk_stats *total, grad_sums *err, fpk_format_counts *mx, int nf)
+{
+    if (size == 1)
+        return;
+    /* The counts, the histogram, the per-format counts, the MX counts. */
+    size_t n = 3 + FPK_LOG2_BINS + 6 * (size_t)nf, k = 0;
+    uint64_t *v = cli_xcalloc(n, sizeof *v);
+    v[k++] = total->count;
+    v[k++] = total->zeros;
+    v[k++] = total->nonfinite;
+    memcpy(v + k, total->log2_hist, sizeof total->log2_hist);
+    k += FPK_LOG2_BINS;
+    for (int j = 0; j < nf; j++) {
+        const fpk_format_counts *c[2] = {&total->fmt[j], &mx[j]};
+        for (int w = 0; w < 2; w++) {
+            v[k++] = c[w]->underflow;
+            v[k++] = c[w]->subnormal;
+            v[k++] = c[w]->overflow;
+        }
+    }
+    sum_u64(v, n);
+    k = 0;
+    total->count = v[k++];
+    total->zeros = v[k++];
+    total->nonfinite = v[k++];
+    memcpy(total->log2_hist, v + k, sizeof total->log2_hist);
+    k += FPK_LOG2_BINS;
+    for (int j = 0; j < nf; j++) {
+        fpk_format_counts *c[2] = {&total->fmt[j], &mx[j]};
+        for (int w = 0; w < 2; w++) {
+            c[w]->underflow = v[k++];
+            c[w]->subnormal = v[k++];
+            c[w]->overflow = v[k++];
+        }
+    }
+    free(v);
+    /* amax >= 0: the largest double is the largest bit pattern. */
+    check(MPI_Allreduce(MPI_IN_PLACE, &total->amax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+          "the largest magnitude");
+    MPI_Datatype bucket;
+    MPI_Op add;
+    check(MPI_Type_contiguous(16, MPI_BYTE, &bucket), "a datatype");
+    check(MPI_Type_commit(&bucket), "a datatype");
+    check(MPI_Op_create(add_buckets, 1, &add), "an operation");
+    /* The sums of NF formats lie one after another, bucket after bucket. */
+    size_t buckets = (size_t)nf * sizeof *err / 16;
+    check(MPI_Allreduce(MPI_IN_PLACE, err, (int)buckets, bucket, add, MPI_COMM_WORLD),
+          "summing the errors");
+    MPI_Op_free(&add);
+    MPI_Type_free(&bucket);
+}
+
+void grad_mpi_sum_pass2(grad_row *total, int nf)
+{
+    if (size == 1)
+        return;
+    size_t n = 6 * (size_t)nf, k = 0;
+    uint64_t *v = cli_xcalloc(n, sizeof *v);
+    for (int j = 0; j < nf; j++) {
+        const fpk_format_counts *c[2] = {&total->loss.fmt[j], &total->amax_scale[j].fmt[j]};
+        for (int w = 0; w < 2; w++) {
+            v[k++] = c[w]->underflow;
+            v[k++] = c[w]->subnormal;
+            v[k++] = c[w]->overflow;
+        }
+    }
+    sum_u64(v, n);
+    k = 0;
+    for (int j = 0; j < nf; j++) {
+        fpk_format_counts *c[2] = {&total->loss.fmt[j], &total->amax_scale[j].fmt[j]};
+        for (int w = 0; w < 2; w++) {
+            c[w]->underflow = v[k++];
+            c[w]->subnormal = v[k++];
+            c[w]->overflow = v[k++];
+        }
+    }
+    free(v);
+}
+
+/* A byte buffer that rows are packed into and read back from. */
+typedef struct buf {
+    unsigned char *p;
+    size_t len, cap, at;
+} buf;
+
+static void put(buf *b, const void *x, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2;
+        if (!(b->p = realloc(b->p, b->cap)))
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    }
+    memcpy(b->p + b->len, x, n);
+    b->len += n;
+}
+
+static void get(buf *b, void *x, size_t n)
+{
+    if (b->at + n > b->len)
+        cli_die(CLI_EXIT_INTERNAL, "MPI: a row message ended early");
+    memcpy(x, b->p + b->at, n);
+    b->at += n;
+}
+
+/* What a row holds beyond its listing (name, file, dtype, shape, count). */
+static void put_row(buf *b, uint64_t i, const grad_row *r, int nf)
+{
+    put(b, &i, sizeof i);
+    put(b, &r->zeros, sizeof r->zeros);
+    put(b, &r->nonfinite, sizeof r->nonfinite);
+    put(b, &r->amax, sizeof r->amax);
+    put(b, &r->hist_min, sizeof r->hist_min);
+    uint64_t hn = r->hist_n;
+    put(b, &hn, sizeof hn);
+    put(b, r->hist, hn * sizeof *r->hist);
+    put(b, r->fmt, (size_t)nf * sizeof *r->fmt);
+    put(b, r->err, (size_t)nf * sizeof *r->err);
+    put(b, &r->loss, sizeof r->loss);
+    put(b, r->amax_scale, (size_t)nf * sizeof *r->amax_scale);
+}
+
+static void get_row(buf *b, grad_run *run, int nf)
+{
+    uint64_t i, hn;
+    get(b, &i, sizeof i);
+    if (i >= run->nrows)
+        cli_die(CLI_EXIT_INTERNAL, "MPI: row %llu of %zu", (unsigned long long)i, run->nrows);
+    grad_row *r = &run->rows[i];
+    get(b, &r->zeros, sizeof r->zeros);
+    get(b, &r->nonfinite, sizeof r->nonfinite);
+    get(b, &r->amax, sizeof r->amax);
+    get(b, &r->hist_min, sizeof r->hist_min);
+    get(b, &hn, sizeof hn);
+    if (hn > FPK_LOG2_BINS)
+        cli_die(CLI_EXIT_INTERNAL, "MPI: a histogram of %llu bins", (unsigned long long)hn);
+    free(r->hist);
+    r->hist = hn ? cli_xcalloc((size_t)hn, sizeof *r->hist) : NULL;
+    r->hist_n = (size_t)hn;
+    get(b, r->hist, (size_t)hn * sizeof *r->hist);
+    get(b, r->fmt, (size_t)nf * sizeof *r->fmt);
+    get(b, r->err, (size_t)nf * sizeof *r->err);
+    get(b, &r->loss, sizeof r->loss);
+    get(b, r->amax_scale, (size_t)nf * sizeof *r->amax_scale);
+}
+
+void grad_mpi_gather_rows(grad_run *run, const bool *mine)
+{
+    if (size == 1)
+        return;
+    int nf = run->nformats;
+    buf b = {0};
+    if (rank != 0)
+        for (size_t i = 0; i < run->nrows; i++)
+            if (mine[i])
+                put_row(&b, i, &run->rows[i], nf);
+    if (b.len > (size_t)0x7fffffff)
+        cli_die(CLI_EXIT_INTERNAL, "MPI: %zu bytes of rows on rank %d: too many", b.len, rank);
+    int len = (int)b.len;
+    int *lens = rank == 0 ? cli_xcalloc((size_t)size, sizeof *lens) : NULL;
+    int *at = rank == 0 ? cli_xcalloc((size_t)size, sizeof *at) : NULL;
+    check(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD), "gathering sizes");
+    buf all = {0};
+    if (rank == 0) {
+        size_t total = 0;
+        for (int r = 0; r < size; r++) {
+            if (total + (size_t)lens[r] > (size_t)0x7fffffff)
+                cli_die(CLI_EXIT_INTERNAL, "MPI: the rows exceed 2 GiB");
+            at[r] = (int)total;
+            total += (size_t)lens[r];
+        }
+        all.p = cli_xcalloc(total ? total : 1, 1);
+        all.len = all.cap = total;
+    }
+    check(MPI_Gatherv(b.p, len, MPI_BYTE, all.p, lens, at, MPI_BYTE, 0, MPI_COMM_WORLD),
+          "gathering the rows");
+    if (rank == 0)
+        while (all.at < all.len)
+            get_row(&all, run, nf);
+    free(all.p);
+    free(b.p);
+    free(lens);
+    free(at);
+}

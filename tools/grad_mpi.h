@@ -1,0 +1,41 @@
+/* fpgrad-mpi: fpgrad over MPI.  Every rank lists the same files; each
+ * analyses its share of them (whole files, shared out by element count);
+ * the additive totals are summed across ranks exactly (counts, histograms,
+ * the exact error sums) and the rows meet on rank 0, which writes what
+ * fpgrad writes, byte for byte. */
+#ifndef FPKIT_GRAD_MPI_H
+#define FPKIT_GRAD_MPI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "grad.h"
+
+/* MPI_Init, MPI_Finalize at exit, and cli_die ending the whole job: a
+ * failure on one rank is reported by it and aborts every rank, so that
+ * none waits forever. */
+void grad_mpi_init(int *argc, char ***argv);
+int grad_mpi_rank(void);
+int grad_mpi_size(void);
+/* Whether every rank meets the same failures (the options, the listing of
+ * the files): then rank 0 alone reports one. */
+void grad_mpi_collective(bool collective);
+
+/* OWNER[f] := the rank that analyses file f, for NFILES files of
+ * ELEMENTS[f] elements each: in order, each to the rank with the fewest
+ * elements so far (the lowest on a tie). */
+void grad_mpi_share(const uint64_t *elements, size_t nfiles, int *owner);
+
+/* The totals of pass 1 summed over the ranks, on every rank: TOTAL's
+ * counts, histogram and amax, the exact error sums ERR[0..NF-1] and the MX
+ * counts MX[0..NF-1]. */
+void grad_mpi_sum_pass1(fpk_stats *total, grad_sums *err, fpk_format_counts *mx, int nf);
+
+/* The totals of pass 2 (TOTAL->loss and TOTAL->amax_scale) summed. */
+void grad_mpi_sum_pass2(grad_row *total, int nf);
+
+/* The rows each rank analysed (MINE[i] on that rank) copied into RUN's
+ * rows on rank 0. */
+void grad_mpi_gather_rows(grad_run *run, const bool *mine);
+
+#endif
