@@ -101,42 +101,46 @@ static void sum_u64(uint64_t *v, size_t n)
           "summing the counts");
 }
 
+/* The pairs of counts C[j][0], C[j][1] for j < NF summed over the ranks
+ * (C[j][w] points into the caller's totals). */
+static void sum_count_pairs(fpk_format_counts *(*c)[2], int nf)
+{
+    size_t n = 6 * (size_t)nf, k = 0;
+    uint64_t *v = cli_xcalloc(n, sizeof *v);
+    for (int j = 0; j < nf; j++)
+        for (int w = 0; w < 2; w++) {
+            v[k++] = c[j][w]->underflow;
+            v[k++] = c[j][w]->subnormal;
+            v[k++] = c[j][w]->overflow;
+        }
+    sum_u64(v, n);
+    k = 0;
+    for (int j = 0; j < nf; j++)
+        for (int w = 0; w < 2; w++) {
+            c[j][w]->underflow = v[k++];
+            c[j][w]->subnormal = v[k++];
+            c[j][w]->overflow = v[k++];
+        }
+    free(v);
+}
+
 void grad_mpi_sum_pass1(fpk_stats *total, grad_sums *err, fpk_format_counts *mx, int nf)
 {
     if (size == 1)
         return;
-    /* The counts, the histogram, the per-format counts, the MX counts. */
-    size_t n = 3 + FPK_LOG2_BINS + 6 * (size_t)nf, k = 0;
-    uint64_t *v = cli_xcalloc(n, sizeof *v);
-    v[k++] = total->count;
-    v[k++] = total->zeros;
-    v[k++] = total->nonfinite;
-    memcpy(v + k, total->log2_hist, sizeof total->log2_hist);
-    k += FPK_LOG2_BINS;
+    /* The counts and the histogram, then the per-format and MX counts. */
+    uint64_t head[3] = {total->count, total->zeros, total->nonfinite};
+    sum_u64(head, 3);
+    total->count = head[0];
+    total->zeros = head[1];
+    total->nonfinite = head[2];
+    sum_u64(total->log2_hist, FPK_LOG2_BINS);
+    fpk_format_counts *c[FPK_STATS_MAX_FORMATS][2];
     for (int j = 0; j < nf; j++) {
-        const fpk_format_counts *c[2] = {&total->fmt[j], &mx[j]};
-        for (int w = 0; w < 2; w++) {
-            v[k++] = c[w]->underflow;
-            v[k++] = c[w]->subnormal;
-            v[k++] = c[w]->overflow;
-        }
+        c[j][0] = &total->fmt[j];
+        c[j][1] = &mx[j];
     }
-    sum_u64(v, n);
-    k = 0;
-    total->count = v[k++];
-    total->zeros = v[k++];
-    total->nonfinite = v[k++];
-    memcpy(total->log2_hist, v + k, sizeof total->log2_hist);
-    k += FPK_LOG2_BINS;
-    for (int j = 0; j < nf; j++) {
-        fpk_format_counts *c[2] = {&total->fmt[j], &mx[j]};
-        for (int w = 0; w < 2; w++) {
-            c[w]->underflow = v[k++];
-            c[w]->subnormal = v[k++];
-            c[w]->overflow = v[k++];
-        }
-    }
-    free(v);
+    sum_count_pairs(c, nf);
     /* amax >= 0: the largest double is the largest bit pattern. */
     check(MPI_Allreduce(MPI_IN_PLACE, &total->amax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
           "the largest magnitude");
@@ -157,27 +161,12 @@ void grad_mpi_sum_pass2(grad_row *total, int nf)
 {
     if (size == 1)
         return;
-    size_t n = 6 * (size_t)nf, k = 0;
-    uint64_t *v = cli_xcalloc(n, sizeof *v);
+    fpk_format_counts *c[FPK_STATS_MAX_FORMATS][2];
     for (int j = 0; j < nf; j++) {
-        const fpk_format_counts *c[2] = {&total->loss.fmt[j], &total->amax_scale[j].fmt[j]};
-        for (int w = 0; w < 2; w++) {
-            v[k++] = c[w]->underflow;
-            v[k++] = c[w]->subnormal;
-            v[k++] = c[w]->overflow;
-        }
+        c[j][0] = &total->loss.fmt[j];
+        c[j][1] = &total->amax_scale[j].fmt[j];
     }
-    sum_u64(v, n);
-    k = 0;
-    for (int j = 0; j < nf; j++) {
-        fpk_format_counts *c[2] = {&total->loss.fmt[j], &total->amax_scale[j].fmt[j]};
-        for (int w = 0; w < 2; w++) {
-            c[w]->underflow = v[k++];
-            c[w]->subnormal = v[k++];
-            c[w]->overflow = v[k++];
-        }
-    }
-    free(v);
+    sum_count_pairs(c, nf);
 }
 
 /* A byte buffer that rows are packed into and read back from. */
