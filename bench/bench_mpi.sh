@@ -1,9 +1,10 @@
 #!/bin/sh
 # Strong scaling of fpgrad-mpi: one dump of SHARDS .npy shards (float32
 # gradients, half zeros, resampled from the bundled sample's magnitudes by
-# numpy), analysed by fpgrad and by fpgrad-mpi on 1 and 2 ranks (and more,
-# up to RANKS), each the best of three wall times with the files in the
-# page cache, with and without the SQNR's second read.
+# numpy), analysed by fpgrad (one thread, and RANKS threads) and by
+# fpgrad-mpi on 1, 2, 4 ... up to RANKS ranks, each the best of three wall
+# times with the files in the page cache, with and without the SQNR's
+# second read.
 #
 # usage: bench/bench_mpi.sh FPGRAD FPGRAD_MPI [MiB [SHARDS [RANKS]]]
 #        (defaults: 1024 MiB in 8 shards, up to 2 ranks)
@@ -50,6 +51,10 @@ for sq in "" --no-sqnr; do
     base=$(best "$fpgrad" --quiet $sq "$dir")
     printf '%-34s %9.3f %9.2f %8s\n' "fpgrad $sq" "$base" \
         "$(echo "$bytes $base" | awk '{ print $1 / $2 / 1e9 }')" "1.00"
+    t=$(best "$fpgrad" --quiet --threads "$ranks" $sq "$dir")
+    printf '%-34s %9.3f %9.2f %8.2f\n' "fpgrad --threads $ranks $sq" "$t" \
+        "$(echo "$bytes $t" | awk '{ print $1 / $2 / 1e9 }')" \
+        "$(echo "$base $t" | awk '{ print $1 / $2 }')"
     r=1
     while [ "$r" -le "$ranks" ]; do
         t=$(best mpirun -n "$r" "$fpgrad_mpi" --quiet $sq "$dir")
