@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "gnuplot.h"
 #include "grad.h"
+#include "grad_part.h"
 #include "outfile.h"
 #ifdef FPGRAD_MPI
 #include "grad_mpi.h"
@@ -25,7 +26,10 @@ static const char usage[] =
     "usage: fpgrad [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
     "              [--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
     "              [--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH] [--logy]\n"
-    "              [--report DIR] [--no-sqnr] [--threads N] [--quiet] PATH...\n";
+    "              [--report DIR] [--no-sqnr] [--threads N] [--quiet]\n"
+    "              [--emit-partial FILE] PATH...\n"
+    "       fpgrad --merge [--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH]\n"
+    "              [--logy] [--report DIR] [--quiet] PARTIAL...\n";
 
 static const char help[] =
     "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
@@ -48,6 +52,9 @@ static const char help[] =
     "  --report DIR     an HTML report in DIR: tables, plots, the JSON\n"
     "  --no-sqnr        no SQNR, and no second read of each tensor for it (but\n"
     "                   for MX formats, whose counts need it)\n"
+    "  --emit-partial FILE  also write the results as a partial file, for --merge\n"
+    "  --merge          the paths are partial files of disjoint dumps: report them\n"
+    "                   as one run over all their files would\n"
     "  --threads N      threads: tensors read at once, and each tensor's share\n"
     "                   (default 1)\n"
     "  --quiet          no table on standard output, no progress\n"
@@ -63,6 +70,9 @@ typedef struct opts {
     fpk_raw_spec raw;
     bool has_raw;
     const char *json, *csv, *plot, *report;
+    const char *emit;     /* --emit-partial */
+    grad_sums *emit_err;  /* its total's exact error sums */
+    bool merge;           /* --merge: the paths are partial files */
     grad_plot_opts plot_opts;
     int threads;
     bool quiet;
@@ -513,6 +523,10 @@ static void analyse(opts *o, const cli_files *fs)
     grad_mpi_sum_pass1(total, p.err_total, p.mx_total, run->nformats);
 #endif
     grad_row_set_stats(&run->total, total);
+    if (o->emit) { /* the exact sums, for the partial file */
+        o->emit_err = cli_xcalloc((size_t)run->nformats, sizeof *o->emit_err);
+        memcpy(o->emit_err, p.err_total, (size_t)run->nformats * sizeof *o->emit_err);
+    }
     for (int j = 0; j < run->nformats; j++) {
         run->total.err[j] = grad_sums_value(&p.err_total[j]);
         if (grad_is_mx(run->formats[j]))
@@ -577,7 +591,7 @@ static void write_outputs(const opts *o)
 /* Dies if an output file is one of the inputs: they are never replaced. */
 static void refuse_overwriting_inputs(const opts *o, const cli_files *fs)
 {
-    const char *outs[] = {o->json, o->csv, o->plot};
+    const char *outs[] = {o->json, o->csv, o->plot, o->emit};
     for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
         struct stat out, in;
         if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
@@ -592,7 +606,7 @@ static void refuse_overwriting_inputs(const opts *o, const cli_files *fs)
 /* The options that take a value. */
 static const char *const with_value[] = {
     "--formats", "--scale", "--margin", "--round", "--match", "--dtype", "--shape", "--json",
-    "--csv", "--plot", "--plot-size", "--report", "--threads", NULL};
+    "--csv", "--plot", "--plot-size", "--report", "--threads", "--emit-partial", NULL};
 
 int main(int argc, char **argv)
 {
@@ -609,7 +623,7 @@ int main(int argc, char **argv)
     const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
     int npaths = 0;
     bool margin_given = false, shape_given = false, big_endian = false;
-    const char *dtype = NULL;
+    const char *dtype = NULL, *analysis_opt = NULL; /* the first, which --merge refuses */
 
     cli_args a = {.argc = argc, .argv = argv, .tool = "fpgrad", .with_value = with_value};
     for (int kind; (kind = cli_next(&a)) != CLI_END;) {
@@ -618,6 +632,12 @@ int main(int argc, char **argv)
             continue;
         }
         const char *name = a.name, *val = a.value;
+        static const char *const analysis[] = {"--formats", "--scale", "--margin", "--round",
+                                               "--match", "--dtype", "--shape", "--big-endian",
+                                               "--no-sqnr", NULL};
+        for (int k = 0; analysis[k] && !analysis_opt; k++)
+            if (strcmp(name, analysis[k]) == 0)
+                analysis_opt = analysis[k];
         if (cli_help_version(name, "fpgrad", usage, help)) {
             free(paths);
             return 0;
@@ -658,6 +678,10 @@ int main(int argc, char **argv)
             o.threads = cli_parse_threads(val);
         } else if (strcmp(name, "--no-sqnr") == 0) {
             o.run.sqnr = false;
+        } else if (strcmp(name, "--emit-partial") == 0) {
+            o.emit = val;
+        } else if (strcmp(name, "--merge") == 0) {
+            o.merge = true;
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
@@ -670,6 +694,16 @@ int main(int argc, char **argv)
         free(paths);
         return CLI_EXIT_USAGE;
     }
+    if (o.merge && o.emit)
+        cli_die(CLI_EXIT_USAGE, "--merge and --emit-partial: merge the partials, then emit none");
+    if (o.merge && analysis_opt)
+        cli_die(CLI_EXIT_USAGE,
+                "option %s does not apply to --merge: the partials hold how they were analysed",
+                analysis_opt);
+    if (o.emit && o.run.autoscale)
+        cli_die(CLI_EXIT_USAGE, "--emit-partial cannot record --scale auto, which needs the "
+                                "whole dump's largest magnitude: use fpgrad-mpi, or give the "
+                                "scale");
     if (margin_given && !o.run.autoscale)
         cli_die(CLI_EXIT_USAGE, "option --margin applies to --scale auto only");
     if ((shape_given || big_endian) && !dtype)
@@ -692,7 +726,12 @@ int main(int argc, char **argv)
         free(gp_script("hist.gp"));
 
     cli_files fs = {0};
-    for (int i = 0; i < npaths; i++) {
+    if (o.merge) { /* partial files, named one by one */
+        fs.v = cli_xcalloc((size_t)npaths, sizeof *fs.v);
+        for (int i = 0; i < npaths; i++)
+            fs.v[fs.n++] = cli_strf("%s", paths[i]);
+    }
+    for (int i = 0; i < npaths && !o.merge; i++) {
         struct stat st;
         if (o.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
             cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
@@ -703,11 +742,17 @@ int main(int argc, char **argv)
 #ifdef FPGRAD_MPI
     if (grad_mpi_rank() != 0) { /* rank 0 writes everything */
         o.quiet = true;
-        o.json = o.csv = o.plot = o.report = NULL;
+        o.json = o.csv = o.plot = o.report = o.emit = NULL;
     }
 #endif
-    analyse(&o, &fs);
+    if (o.merge)
+        grad_part_merge(&o.run, fs.v, fs.n);
+    else
+        analyse(&o, &fs);
     write_outputs(&o);
+    if (o.emit)
+        grad_part_write(o.emit, &o.run, o.emit_err);
+    free(o.emit_err);
 
     for (size_t i = 0; i < o.run.nrows; i++)
         grad_row_free(&o.run.rows[i]);

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "grad_mpi.h"
+#include "grad_part.h"
 
 static int rank, size;
 static bool collective = true;
@@ -169,89 +170,26 @@ void grad_mpi_sum_pass2(grad_row *total, int nf)
     sum_count_pairs(c, nf);
 }
 
-/* A byte buffer that rows are packed into and read back from. */
-typedef struct buf {
-    unsigned char *p;
-    size_t len, cap, at;
-} buf;
-
-static void put(buf *b, const void *x, size_t n)
-{
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2;
-        if (!(b->p = realloc(b->p, b->cap)))
-            cli_die(CLI_EXIT_INTERNAL, "out of memory");
-    }
-    memcpy(b->p + b->len, x, n);
-    b->len += n;
-}
-
-static void get(buf *b, void *x, size_t n)
-{
-    if (b->at + n > b->len)
-        cli_die(CLI_EXIT_INTERNAL, "MPI: a row message ended early");
-    memcpy(x, b->p + b->at, n);
-    b->at += n;
-}
-
-/* What a row holds beyond its listing (name, file, dtype, shape, count). */
-static void put_row(buf *b, uint64_t i, const grad_row *r, int nf)
-{
-    put(b, &i, sizeof i);
-    put(b, &r->zeros, sizeof r->zeros);
-    put(b, &r->nonfinite, sizeof r->nonfinite);
-    put(b, &r->amax, sizeof r->amax);
-    put(b, &r->hist_min, sizeof r->hist_min);
-    uint64_t hn = r->hist_n;
-    put(b, &hn, sizeof hn);
-    put(b, r->hist, hn * sizeof *r->hist);
-    put(b, r->fmt, (size_t)nf * sizeof *r->fmt);
-    put(b, r->err, (size_t)nf * sizeof *r->err);
-    put(b, &r->loss, sizeof r->loss);
-    put(b, r->amax_scale, (size_t)nf * sizeof *r->amax_scale);
-}
-
-static void get_row(buf *b, grad_run *run, int nf)
-{
-    uint64_t i, hn;
-    get(b, &i, sizeof i);
-    if (i >= run->nrows)
-        cli_die(CLI_EXIT_INTERNAL, "MPI: row %llu of %zu", (unsigned long long)i, run->nrows);
-    grad_row *r = &run->rows[i];
-    get(b, &r->zeros, sizeof r->zeros);
-    get(b, &r->nonfinite, sizeof r->nonfinite);
-    get(b, &r->amax, sizeof r->amax);
-    get(b, &r->hist_min, sizeof r->hist_min);
-    get(b, &hn, sizeof hn);
-    if (hn > FPK_LOG2_BINS)
-        cli_die(CLI_EXIT_INTERNAL, "MPI: a histogram of %llu bins", (unsigned long long)hn);
-    free(r->hist);
-    r->hist = hn ? cli_xcalloc((size_t)hn, sizeof *r->hist) : NULL;
-    r->hist_n = (size_t)hn;
-    get(b, r->hist, (size_t)hn * sizeof *r->hist);
-    get(b, r->fmt, (size_t)nf * sizeof *r->fmt);
-    get(b, r->err, (size_t)nf * sizeof *r->err);
-    get(b, &r->loss, sizeof r->loss);
-    get(b, r->amax_scale, (size_t)nf * sizeof *r->amax_scale);
-}
-
 void grad_mpi_gather_rows(grad_run *run, const bool *mine)
 {
     if (size == 1)
         return;
     int nf = run->nformats;
-    buf b = {0};
+    grad_buf b = {0};
     if (rank != 0)
         for (size_t i = 0; i < run->nrows; i++)
-            if (mine[i])
-                put_row(&b, i, &run->rows[i], nf);
+            if (mine[i]) {
+                uint64_t at = i;
+                grad_buf_put(&b, &at, sizeof at);
+                grad_row_put(&b, &run->rows[i], nf);
+            }
     if (b.len > (size_t)0x7fffffff)
         cli_die(CLI_EXIT_INTERNAL, "MPI: %zu bytes of rows on rank %d: too many", b.len, rank);
     int len = (int)b.len;
     int *lens = rank == 0 ? cli_xcalloc((size_t)size, sizeof *lens) : NULL;
     int *at = rank == 0 ? cli_xcalloc((size_t)size, sizeof *at) : NULL;
     check(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD), "gathering sizes");
-    buf all = {0};
+    grad_buf all = {.what = "MPI: the rows gathered"};
     if (rank == 0) {
         size_t total = 0;
         for (int r = 0; r < size; r++) {
@@ -266,8 +204,14 @@ void grad_mpi_gather_rows(grad_run *run, const bool *mine)
     check(MPI_Gatherv(b.p, len, MPI_BYTE, all.p, lens, at, MPI_BYTE, 0, MPI_COMM_WORLD),
           "gathering the rows");
     if (rank == 0)
-        while (all.at < all.len)
-            get_row(&all, run, nf);
+        while (all.at < all.len) {
+            uint64_t at;
+            grad_buf_get(&all, &at, sizeof at);
+            if (at >= run->nrows)
+                cli_die(CLI_EXIT_INTERNAL, "MPI: row %llu of %zu", (unsigned long long)at,
+                        run->nrows);
+            grad_row_get(&all, &run->rows[at], nf);
+        }
     free(all.p);
     free(b.p);
     free(lens);

@@ -1,0 +1,393 @@
+/* fpgrad's partial results (grad_part.h).  A partial file, in the byte order
+ * of the machine that wrote it: the line "fpgrad partial 1", the formats'
+ * names, the mode, scale and SQNR switch; the rows, each its listing and
+ * its results; the total's results and the exact error sums of every
+ * format; last, the FNV-1a hash of all that, so that a damaged file is
+ * refused rather than misread.  Everything read back is checked, as from
+ * any file given. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "grad_part.h"
+#include "outfile.h"
+
+#define MAGIC "fpgrad partial 1\n"
+#define MAX_PART_BYTES ((size_t)1 << 32) /* a million rows and then some */
+#define MAX_NAME 65536
+
+void grad_buf_put(grad_buf *b, const void *x, size_t n)
+{
+    if (n > b->cap - b->len) {
+        b->cap = (b->len + n) * 2;
+        if (!(b->p = realloc(b->p, b->cap)))
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    }
+    memcpy(b->p + b->len, x, n);
+    b->len += n;
+}
+
+/* Bytes that do not make what they should: the file is at fault. */
+static noreturn void bad_bytes(const grad_buf *b, const char *why)
+{
+    cli_die(CLI_EXIT_USAGE, "%s: byte %zu: %s; not a partial file of this fpgrad", b->what, b->at,
+            why);
+}
+
+void grad_buf_get(grad_buf *b, void *x, size_t n)
+{
+    if (n > b->len - b->at)
+        bad_bytes(b, "the file ends early");
+    memcpy(x, b->p + b->at, n);
+    b->at += n;
+}
+
+static void put_counts(grad_buf *b, const fpk_format_counts *c, int nf)
+{
+    grad_buf_put(b, c, (size_t)nf * sizeof *c);
+}
+
+static void put_scaled(grad_buf *b, const grad_scaled *s, int nf)
+{
+    uint8_t has = s->has_scale;
+    int32_t log2 = s->log2;
+    grad_buf_put(b, &has, sizeof has);
+    grad_buf_put(b, &log2, sizeof log2);
+    put_counts(b, s->fmt, nf);
+}
+
+static void get_scaled(grad_buf *b, grad_scaled *s, int nf)
+{
+    uint8_t has;
+    int32_t log2;
+    grad_buf_get(b, &has, sizeof has);
+    grad_buf_get(b, &log2, sizeof log2);
+    if (has > 1 || log2 < -2000 || log2 > 2000)
+        bad_bytes(b, "a scale out of range");
+    s->has_scale = has;
+    s->log2 = log2;
+    grad_buf_get(b, s->fmt, (size_t)nf * sizeof *s->fmt);
+}
+
+void grad_row_put(grad_buf *b, const grad_row *r, int nf)
+{
+    int32_t hist_min = r->hist_min;
+    uint64_t hist_n = r->hist_n;
+    grad_buf_put(b, &r->zeros, sizeof r->zeros);
+    grad_buf_put(b, &r->nonfinite, sizeof r->nonfinite);
+    grad_buf_put(b, &r->amax, sizeof r->amax);
+    grad_buf_put(b, &hist_min, sizeof hist_min);
+    grad_buf_put(b, &hist_n, sizeof hist_n);
+    grad_buf_put(b, r->hist, hist_n * sizeof *r->hist);
+    put_counts(b, r->fmt, nf);
+    grad_buf_put(b, r->err, (size_t)nf * sizeof *r->err);
+    put_scaled(b, &r->loss, nf);
+    for (int j = 0; j < nf; j++)
+        put_scaled(b, &r->amax_scale[j], nf);
+}
+
+void grad_row_get(grad_buf *b, grad_row *r, int nf)
+{
+    int32_t hist_min;
+    uint64_t hist_n;
+    grad_buf_get(b, &r->zeros, sizeof r->zeros);
+    grad_buf_get(b, &r->nonfinite, sizeof r->nonfinite);
+    grad_buf_get(b, &r->amax, sizeof r->amax);
+    grad_buf_get(b, &hist_min, sizeof hist_min);
+    grad_buf_get(b, &hist_n, sizeof hist_n);
+    if (hist_n > FPK_LOG2_BINS || hist_min < FPK_LOG2_MIN ||
+        hist_min > FPK_LOG2_MIN + FPK_LOG2_BINS - (int32_t)hist_n)
+        bad_bytes(b, "a histogram out of range");
+    free(r->hist);
+    r->hist = hist_n ? cli_xcalloc((size_t)hist_n, sizeof *r->hist) : NULL;
+    r->hist_n = (size_t)hist_n;
+    r->hist_min = hist_min;
+    grad_buf_get(b, r->hist, (size_t)hist_n * sizeof *r->hist);
+    grad_buf_get(b, r->fmt, (size_t)nf * sizeof *r->fmt);
+    grad_buf_get(b, r->err, (size_t)nf * sizeof *r->err);
+    get_scaled(b, &r->loss, nf);
+    for (int j = 0; j < nf; j++)
+        get_scaled(b, &r->amax_scale[j], nf);
+    /* What every row satisfies: the counts add up, the errors are sums of
+     * squares. */
+    uint64_t in_hist = 0;
+    for (size_t i = 0; i < r->hist_n; i++)
+        in_hist += r->hist[i];
+    if (!(r->amax >= 0 && r->amax <= DBL_MAX) || r->zeros > r->count ||
+        r->nonfinite > r->count - r->zeros || in_hist != r->count - r->zeros - r->nonfinite)
+        bad_bytes(b, "counts that do not add up");
+    for (int j = 0; j < nf; j++)
+        if (r->fmt[j].underflow > in_hist || r->fmt[j].subnormal > in_hist ||
+            r->fmt[j].overflow > in_hist || !(r->err[j].x2 >= 0 && r->err[j].x2 <= INFINITY) ||
+            !(r->err[j].e2 >= 0 && r->err[j].e2 <= INFINITY))
+            bad_bytes(b, "counts or errors out of range");
+}
+
+/* The 64-bit FNV-1a hash of P[0..N-1]. */
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static void put_text(grad_buf *b, const char *s)
+{
+    uint32_t n = (uint32_t)strlen(s);
+    grad_buf_put(b, &n, sizeof n);
+    grad_buf_put(b, s, n);
+}
+
+static char *get_text(grad_buf *b)
+{
+    uint32_t n;
+    grad_buf_get(b, &n, sizeof n);
+    if (n > MAX_NAME || n > b->len - b->at)
+        bad_bytes(b, "a name too long for the file");
+    char *s = cli_xcalloc((size_t)n + 1, 1);
+    grad_buf_get(b, s, n);
+    if (strlen(s) != n)
+        bad_bytes(b, "a name holding a zero byte");
+    return s;
+}
+
+void grad_part_write(const char *path, const grad_run *run, const grad_sums *err)
+{
+    int nf = run->nformats;
+    grad_buf b = {0};
+    grad_buf_put(&b, MAGIC, strlen(MAGIC));
+    uint32_t u = (uint32_t)nf;
+    grad_buf_put(&b, &u, sizeof u);
+    for (int j = 0; j < nf; j++)
+        put_text(&b, run->formats[j]->name);
+    u = (uint32_t)run->round;
+    grad_buf_put(&b, &u, sizeof u);
+    grad_buf_put(&b, &run->scale, sizeof run->scale);
+    uint8_t sqnr = run->sqnr;
+    grad_buf_put(&b, &sqnr, sizeof sqnr);
+    uint64_t nrows = run->nrows;
+    grad_buf_put(&b, &nrows, sizeof nrows);
+    for (size_t i = 0; i < run->nrows; i++) {
+        const grad_row *r = &run->rows[i];
+        uint32_t dtype = (uint32_t)r->dtype, ndim = (uint32_t)r->ndim;
+        put_text(&b, r->file);
+        put_text(&b, r->name);
+        grad_buf_put(&b, &dtype, sizeof dtype);
+        grad_buf_put(&b, &ndim, sizeof ndim);
+        grad_buf_put(&b, r->shape, (size_t)r->ndim * sizeof *r->shape);
+        grad_buf_put(&b, &r->count, sizeof r->count);
+        grad_row_put(&b, r, nf);
+    }
+    grad_buf_put(&b, &run->total.count, sizeof run->total.count);
+    grad_row_put(&b, &run->total, nf);
+    grad_buf_put(&b, err, (size_t)nf * sizeof *err);
+    uint64_t h = fnv1a(b.p, b.len);
+    grad_buf_put(&b, &h, sizeof h);
+    outfile f;
+    outfile_open(&f, path);
+    if (fwrite(b.p, 1, b.len, f.fp) != b.len)
+        cli_die(CLI_EXIT_INTERNAL, "%s: writing failed: %s", path, strerror(errno));
+    outfile_commit(&f);
+    free(b.p);
+}
+
+/* The whole of PATH, a regular file of at most MAX_PART_BYTES. */
+static grad_buf read_whole(const char *path)
+{
+    grad_buf b = {.what = path};
+    FILE *fp = fopen(path, "rb");
+    struct stat st;
+    if (!fp)
+        cli_die(CLI_EXIT_USAGE, "%s: %s", path, strerror(errno));
+    if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode))
+        cli_die(CLI_EXIT_USAGE, "%s: not a regular file; --merge reads partial files", path);
+    if ((uint64_t)st.st_size > MAX_PART_BYTES)
+        cli_die(CLI_EXIT_USAGE, "%s: %lld bytes, more than a partial file holds", path,
+                (long long)st.st_size);
+    b.len = b.cap = (size_t)st.st_size;
+    b.p = cli_xcalloc(b.len ? b.len : 1, 1);
+    if (fread(b.p, 1, b.len, fp) != b.len)
+        cli_die(CLI_EXIT_USAGE, "%s: cannot read it: %s", path,
+                ferror(fp) ? strerror(errno) : "it shrank");
+    fclose(fp);
+    uint64_t h;
+    if (b.len < strlen(MAGIC) + sizeof h || memcmp(b.p, MAGIC, strlen(MAGIC)) != 0)
+        bad_bytes(&b, "no \"fpgrad partial 1\" line");
+    b.len -= sizeof h;
+    memcpy(&h, b.p + b.len, sizeof h);
+    if (h != fnv1a(b.p, b.len)) {
+        b.at = b.len;
+        bad_bytes(&b, "the hash of the contents does not match: the file is damaged");
+    }
+    return b;
+}
+
+/* The options of the partial in B, read into RUN (FIRST) or checked
+ * against RUN's, from the first partial, FIRST_PATH. */
+static void get_options(grad_buf *b, grad_run *run, bool first, const char *first_path)
+{
+    char magic[sizeof MAGIC - 1];
+    grad_buf_get(b, magic, sizeof magic);
+    if (memcmp(magic, MAGIC, sizeof magic) != 0) {
+        b->at = 0;
+        bad_bytes(b, "no \"fpgrad partial 1\" line");
+    }
+    uint32_t nf, round;
+    grad_buf_get(b, &nf, sizeof nf);
+    if (nf < 1 || nf > FPK_STATS_MAX_FORMATS)
+        bad_bytes(b, "a count of formats out of range");
+    char *list = cli_strf("%s", "");
+    for (uint32_t j = 0; j < nf; j++) {
+        char *name = get_text(b), *longer = cli_strf("%s%s%s", list, j ? "," : "", name);
+        free(name);
+        free(list);
+        list = longer;
+    }
+    const fpk_format *formats[FPK_STATS_MAX_FORMATS];
+    char *opt = cli_strf("the formats of %s", b->what);
+    int n = grad_parse_formats(opt, list, formats, FPK_STATS_MAX_FORMATS);
+    free(opt);
+    free(list);
+    double scale;
+    uint8_t sqnr;
+    grad_buf_get(b, &round, sizeof round);
+    grad_buf_get(b, &scale, sizeof scale);
+    grad_buf_get(b, &sqnr, sizeof sqnr);
+    if (round >= FPK_ROUND_COUNT || !(scale > 0 && scale < INFINITY) || sqnr > 1)
+        bad_bytes(b, "a rounding mode, scale or switch out of range");
+    if (first) {
+        run->nformats = n;
+        memcpy(run->formats, formats, (size_t)n * sizeof *formats);
+        run->round = (fpk_round)round;
+        run->scale = scale;
+        run->sqnr = sqnr;
+        return;
+    }
+    bool same = n == run->nformats && (fpk_round)round == run->round &&
+                memcmp(&scale, &run->scale, sizeof scale) == 0 && (bool)sqnr == run->sqnr;
+    for (int j = 0; same && j < n; j++)
+        same = formats[j] == run->formats[j];
+    if (!same)
+        cli_die(CLI_EXIT_USAGE,
+                "%s: analysed with other formats, rounding, scale or --no-sqnr than %s; "
+                "partials merge only when made alike",
+                b->what, first_path);
+}
+
+/* Reads the rows of B after RUN's, and adds its total to the sums. */
+static void get_rows(grad_buf *b, grad_run *run, size_t *cap)
+{
+    uint64_t nrows;
+    grad_buf_get(b, &nrows, sizeof nrows);
+    if (nrows > (b->len - b->at) / 64) /* a row takes more than 64 bytes */
+        bad_bytes(b, "more rows than the file could hold");
+    for (uint64_t k = 0; k < nrows; k++) {
+        if (run->nrows == *cap) {
+            *cap = *cap ? 2 * *cap : 64;
+            if (!(run->rows = realloc(run->rows, *cap * sizeof *run->rows)))
+                cli_die(CLI_EXIT_INTERNAL, "out of memory");
+        }
+        grad_row *r = &run->rows[run->nrows];
+        memset(r, 0, sizeof *r);
+        run->nrows++; /* freed with the run, whatever comes next */
+        r->file = get_text(b);
+        r->name = get_text(b);
+        uint32_t dtype, ndim;
+        grad_buf_get(b, &dtype, sizeof dtype);
+        grad_buf_get(b, &ndim, sizeof ndim);
+        if (dtype >= FPK_DTYPE_COUNT || ndim > FPK_MAX_DIMS)
+            bad_bytes(b, "a dtype or a number of dimensions out of range");
+        r->dtype = (fpk_dtype)dtype;
+        r->ndim = (int)ndim;
+        grad_buf_get(b, r->shape, (size_t)ndim * sizeof *r->shape);
+        grad_buf_get(b, &r->count, sizeof r->count);
+        uint64_t elements = 1;
+        for (uint32_t d = 0; d < ndim; d++)
+            elements = r->shape[d] && elements > UINT64_MAX / r->shape[d] ? 0
+                                                                            : elements * r->shape[d];
+        if (elements != r->count)
+            bad_bytes(b, "a shape that does not hold the tensor's count");
+        grad_row_get(b, r, run->nformats);
+    }
+}
+
+/* TOTAL += the partial's total in B (counts, histogram, amax) and SUMS +=
+ * its exact error sums. */
+static void add_total(grad_buf *b, const grad_run *run, fpk_stats *total, grad_sums *sums)
+{
+    int nf = run->nformats;
+    grad_row t = {0};
+    grad_buf_get(b, &t.count, sizeof t.count);
+    grad_row_get(b, &t, nf);
+    total->count += t.count;
+    total->zeros += t.zeros;
+    total->nonfinite += t.nonfinite;
+    if (t.amax > total->amax)
+        total->amax = t.amax;
+    for (size_t i = 0; i < t.hist_n; i++)
+        total->log2_hist[t.hist_min - FPK_LOG2_MIN + (int)i] += t.hist[i];
+    for (int j = 0; j < nf; j++) {
+        total->fmt[j].underflow += t.fmt[j].underflow;
+        total->fmt[j].subnormal += t.fmt[j].subnormal;
+        total->fmt[j].overflow += t.fmt[j].overflow;
+    }
+    free(t.hist);
+    grad_sums *s = cli_xcalloc((size_t)nf, sizeof *s);
+    grad_buf_get(b, s, (size_t)nf * sizeof *s);
+    for (int j = 0; j < nf; j++)
+        grad_sums_merge(&sums[j], &s[j]);
+    free(s);
+    if (b->at != b->len)
+        bad_bytes(b, "bytes after the end");
+}
+
+void grad_part_merge(grad_run *run, char *const *paths, size_t n)
+{
+    fpk_stats *total = cli_xcalloc(1, sizeof *total);
+    grad_sums *sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sums);
+    size_t cap = 0, nseen = 0;
+    const char **seen = NULL; /* the files of the partials read */
+    run->rows = NULL;
+    run->nrows = 0;
+    for (size_t k = 0; k < n; k++) {
+        grad_buf b = read_whole(paths[k]);
+        size_t before = run->nrows;
+        get_options(&b, run, k == 0, paths[0]);
+        get_rows(&b, run, &cap);
+        add_total(&b, run, total, sums);
+        free(b.p);
+        /* A file's tensors come from one partial only (a partial's rows
+         * come file by file). */
+        for (size_t i = before; i < run->nrows; i++) {
+            const char *file = run->rows[i].file;
+            if (i > before && strcmp(file, run->rows[i - 1].file) == 0)
+                continue;
+            for (size_t e = 0; e < nseen; e++)
+                if (strcmp(file, seen[e]) == 0)
+                    cli_die(CLI_EXIT_USAGE, "%s: holds tensors of %s, as an earlier partial does",
+                            paths[k], file);
+        }
+        for (size_t i = before; i < run->nrows; i++)
+            if (i == before || strcmp(run->rows[i].file, run->rows[i - 1].file) != 0) {
+                if (!(seen = realloc(seen, (nseen + 1) * sizeof *seen)))
+                    cli_die(CLI_EXIT_INTERNAL, "out of memory");
+                seen[nseen++] = run->rows[i].file;
+            }
+    }
+    free(seen);
+    run->nfiles = 0;
+    for (size_t i = 0; i < run->nrows; i++)
+        run->nfiles += i == 0 || strcmp(run->rows[i].file, run->rows[i - 1].file) != 0;
+    run->total.count = total->count;
+    grad_row_set_stats(&run->total, total);
+    for (int j = 0; j < run->nformats; j++)
+        run->total.err[j] = grad_sums_value(&sums[j]);
+    free(sums);
+    free(total);
+}

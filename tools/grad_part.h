@@ -1,0 +1,38 @@
+/* fpgrad's results in pieces that add up exactly: a row packed into bytes
+ * (for fpgrad-mpi's messages), and partial files (--emit-partial,
+ * --merge) that hold a whole run's rows and totals, the error sums exact. */
+#ifndef FPKIT_GRAD_PART_H
+#define FPKIT_GRAD_PART_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grad.h"
+
+/* Bytes written at the end, and read from AT (a read past the end is a
+ * failure reported with WHAT, the name of the bytes). */
+typedef struct grad_buf {
+    unsigned char *p;
+    size_t len, cap, at;
+    const char *what;
+} grad_buf;
+void grad_buf_put(grad_buf *b, const void *x, size_t n);
+void grad_buf_get(grad_buf *b, void *x, size_t n);
+
+/* R's results (beyond what the listing gives: name, file, dtype, shape,
+ * count) for NF formats, and back into R (dies, naming B->what, on bytes
+ * that do not make a row). */
+void grad_row_put(grad_buf *b, const grad_row *r, int nf);
+void grad_row_get(grad_buf *b, grad_row *r, int nf);
+
+/* Writes RUN (analysed without --scale auto) to PATH as a partial file, with
+ * ERR[0..nformats-1], the exact error sums of its total. */
+void grad_part_write(const char *path, const grad_run *run, const grad_sums *err);
+
+/* RUN := the merge of the partial files PATHS[0..N-1]: their options (which
+ * must agree), their rows one file after another, their totals summed.
+ * Dies with status 2 and a message naming the file and the byte on a file
+ * that is not a partial, or on one that disagrees with the first. */
+void grad_part_merge(grad_run *run, char *const *paths, size_t n);
+
+#endif
