@@ -46,6 +46,25 @@ void cli_die(int status, const char *fmt, ...)
     exit(status);
 }
 
+void cli_buf_put(cli_buf *b, const void *x, size_t n)
+{
+    if (n > b->cap - b->len) {
+        b->cap = (b->len + n) * 2;
+        if (!(b->p = realloc(b->p, b->cap)))
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    }
+    memcpy(b->p + b->len, x, n);
+    b->len += n;
+}
+
+void cli_buf_get(cli_buf *b, void *x, size_t n)
+{
+    if (n > b->len - b->at)
+        cli_die(b->status, "%s: byte %zu: the data ends early", b->what, b->at);
+    memcpy(x, b->p + b->at, n);
+    b->at += n;
+}
+
 int cli_error_status(const fpk_error *err)
 {
     return err->code == FPK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_USAGE;

@@ -29,6 +29,17 @@ noreturn void cli_die(int status, const char *fmt, ...)
 typedef void cli_die_fn(int status, const char *message);
 void cli_set_die_hook(cli_die_fn *hook);
 
+/* Bytes written at the end and read from AT: a read past the end dies with
+ * STATUS and "WHAT: byte AT: the data ends early". */
+typedef struct cli_buf {
+    unsigned char *p;
+    size_t len, cap, at;
+    const char *what;
+    int status;
+} cli_buf;
+void cli_buf_put(cli_buf *b, const void *x, size_t n);
+void cli_buf_get(cli_buf *b, void *x, size_t n);
+
 /* The exit status for a library error: 3 for FPK_ENOMEM, else 2 (the
  * input is at fault). */
 int cli_error_status(const fpk_error *err);

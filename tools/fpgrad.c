@@ -20,6 +20,7 @@
 #include "outfile.h"
 #ifdef FPGRAD_MPI
 #include "grad_mpi.h"
+#include "mpi_job.h"
 #endif
 
 static const char usage[] =
@@ -495,16 +496,16 @@ static void analyse(opts *o, const cli_files *fs)
     bool *mine = NULL;
 #ifdef FPGRAD_MPI
     /* Whole files shared out among the ranks by their elements. */
-    grad_mpi_collective(false);
+    mpi_job_collective(false);
     uint64_t *per_file = cli_xcalloc(fs->n, sizeof *per_file);
     int *owner = cli_xcalloc(fs->n, sizeof *owner);
     for (size_t i = 0; i < run->nrows; i++)
         per_file[jobs[i].file] += run->rows[i].count;
-    grad_mpi_share(per_file, fs->n, owner);
+    mpi_job_share(per_file, fs->n, owner);
     mine = cli_xcalloc(run->nrows, sizeof *mine);
     elements = 0;
     for (size_t i = 0; i < run->nrows; i++)
-        if ((mine[i] = owner[jobs[i].file] == grad_mpi_rank()))
+        if ((mine[i] = owner[jobs[i].file] == mpi_job_rank()))
             elements += run->rows[i].count;
     free(per_file);
     free(owner);
@@ -612,7 +613,7 @@ int main(int argc, char **argv)
 {
     cli_init(argv[0]);
 #ifdef FPGRAD_MPI
-    grad_mpi_init(&argc, &argv);
+    mpi_job_init(&argc, &argv);
 #endif
     opts o = {.threads = 1, .plot_opts = {.width = 1000, .height = 600}};
     o.run.round = FPK_RNE;
@@ -740,7 +741,7 @@ int main(int argc, char **argv)
     }
     refuse_overwriting_inputs(&o, &fs);
 #ifdef FPGRAD_MPI
-    if (grad_mpi_rank() != 0) { /* rank 0 writes everything */
+    if (mpi_job_rank() != 0) { /* rank 0 writes everything */
         o.quiet = true;
         o.json = o.csv = o.plot = o.report = o.emit = NULL;
     }

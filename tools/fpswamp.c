@@ -13,6 +13,9 @@
 #include "cli.h"
 #include "fpswamp.h"
 #include "outfile.h"
+#ifdef FPSWAMP_MPI
+#include "mpi_job.h"
+#endif
 
 static const char usage[] =
     "usage: fpswamp [--formats LIST] [--lr LR] [--lr-sweep LO:HI:N] [--steps K]\n"
@@ -298,6 +301,7 @@ static void analyse_row(opts *o, sw_calc *x, size_t i, double *wb, double *ub)
 /* The rows shared out among threads, each taking the next one left. */
 typedef struct row_pool {
     opts *o;
+    const bool *mine;     /* the rows this process computes (NULL: all) */
     pthread_mutex_t lock; /* guards next */
     size_t next;
 } row_pool;
@@ -310,6 +314,8 @@ static void *row_worker(void *arg)
     double *wb = cli_xcalloc(CHUNK, sizeof *wb), *ub = cli_xcalloc(CHUNK, sizeof *ub);
     for (;;) {
         pthread_mutex_lock(&p->lock);
+        while (p->mine && p->next < run->nrows && !p->mine[p->next])
+            p->next++;
         size_t i = p->next < run->nrows ? p->next++ : run->nrows;
         pthread_mutex_unlock(&p->lock);
         if (i == run->nrows)
@@ -329,7 +335,26 @@ static void analyse(opts *o)
 {
     sw_run *run = &o->run;
     sw_row_alloc(run, &run->total);
-    row_pool p = {.o = o};
+    bool *mine = NULL;
+#ifdef FPSWAMP_MPI
+    /* The rows shared out among the ranks by their elements. */
+    mpi_job_collective(false);
+    size_t slots = run->nrows ? run->nrows : 1;
+    uint64_t *weight = cli_xcalloc(slots, sizeof *weight);
+    int *owner = cli_xcalloc(slots, sizeof *owner);
+    mine = cli_xcalloc(slots, sizeof *mine);
+    for (size_t i = 0; i < run->nrows; i++) {
+        weight[i] = 1;
+        for (int d = 0; d < run->rows[i].ndim; d++)
+            weight[i] *= run->rows[i].shape[d];
+    }
+    mpi_job_share(weight, run->nrows, owner);
+    for (size_t i = 0; i < run->nrows; i++)
+        mine[i] = owner[i] == mpi_job_rank();
+    free(weight);
+    free(owner);
+#endif
+    row_pool p = {.o = o, .mine = mine};
     pthread_mutex_init(&p.lock, NULL);
     size_t n = run->nrows < (size_t)o->threads ? run->nrows : (size_t)o->threads;
     pthread_t *tids = cli_xcalloc(n, sizeof *tids);
@@ -341,6 +366,10 @@ static void analyse(opts *o)
         pthread_join(tids[k], NULL);
     free(tids);
     pthread_mutex_destroy(&p.lock);
+#ifdef FPSWAMP_MPI
+    sw_mpi_gather_rows(run, mine);
+#endif
+    free(mine);
     for (size_t i = 0; i < run->nrows; i++) {
         sw_row *r = &run->rows[i];
         sw_row_merge(run, &run->total, r);
@@ -400,6 +429,9 @@ static const char *const with_value[] = {
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
+#ifdef FPSWAMP_MPI
+    mpi_job_init(&argc, &argv);
+#endif
     opts o = {.width = 1000, .height = 600, .threads = 1};
     o.run.steps = 1;
     o.run.seeds = 8;
@@ -487,6 +519,12 @@ int main(int argc, char **argv)
     free_entries(&ws);
     free_entries(&us);
     refuse_overwriting_inputs(&o);
+#ifdef FPSWAMP_MPI
+    if (mpi_job_rank() != 0) { /* rank 0 writes everything */
+        o.quiet = true;
+        o.json = o.plot = NULL;
+    }
+#endif
     analyse(&o);
     write_outputs(&o);
 

@@ -109,4 +109,8 @@ void sw_plot(const sw_run *run, const char *path, int width, int height);
 /* Dies with status 3 unless gnuplot and the plot scripts are there. */
 void sw_plot_check(const char *path);
 
+/* fpswamp_mpi.c (fpswamp-mpi): the rows each rank computed (MINE[i] on
+ * that rank) copied into RUN's rows on rank 0. */
+void sw_mpi_gather_rows(sw_run *run, const bool *mine);
+
 #endif

@@ -11,21 +11,6 @@
 
 #include "grad.h"
 
-/* MPI_Init, MPI_Finalize at exit, and cli_die ending the whole job: a
- * failure on one rank is reported by it and aborts every rank, so that
- * none waits forever. */
-void grad_mpi_init(int *argc, char ***argv);
-int grad_mpi_rank(void);
-int grad_mpi_size(void);
-/* Whether every rank meets the same failures (the options, the listing of
- * the files): then rank 0 alone reports one. */
-void grad_mpi_collective(bool collective);
-
-/* OWNER[f] := the rank that analyses file f, for NFILES files of
- * ELEMENTS[f] elements each: in order, each to the rank with the fewest
- * elements so far (the lowest on a tie). */
-void grad_mpi_share(const uint64_t *elements, size_t nfiles, int *owner);
-
 /* The totals of pass 1 summed over the ranks, on every rank: TOTAL's
  * counts, histogram and amax, the exact error sums ERR[0..NF-1] and the MX
  * counts MX[0..NF-1]. */

@@ -21,85 +21,66 @@
 #define MAX_PART_BYTES ((size_t)1 << 32) /* a million rows and then some */
 #define MAX_NAME 65536
 
-void grad_buf_put(grad_buf *b, const void *x, size_t n)
-{
-    if (n > b->cap - b->len) {
-        b->cap = (b->len + n) * 2;
-        if (!(b->p = realloc(b->p, b->cap)))
-            cli_die(CLI_EXIT_INTERNAL, "out of memory");
-    }
-    memcpy(b->p + b->len, x, n);
-    b->len += n;
-}
-
 /* Bytes that do not make what they should: the file is at fault. */
-static noreturn void bad_bytes(const grad_buf *b, const char *why)
+static noreturn void bad_bytes(const cli_buf *b, const char *why)
 {
-    cli_die(CLI_EXIT_USAGE, "%s: byte %zu: %s; not a partial file of this fpgrad", b->what, b->at,
+    cli_die(b->status, "%s: byte %zu: %s; not a partial file of this fpgrad", b->what, b->at,
             why);
 }
 
-void grad_buf_get(grad_buf *b, void *x, size_t n)
+static void put_counts(cli_buf *b, const fpk_format_counts *c, int nf)
 {
-    if (n > b->len - b->at)
-        bad_bytes(b, "the file ends early");
-    memcpy(x, b->p + b->at, n);
-    b->at += n;
+    cli_buf_put(b, c, (size_t)nf * sizeof *c);
 }
 
-static void put_counts(grad_buf *b, const fpk_format_counts *c, int nf)
-{
-    grad_buf_put(b, c, (size_t)nf * sizeof *c);
-}
-
-static void put_scaled(grad_buf *b, const grad_scaled *s, int nf)
+static void put_scaled(cli_buf *b, const grad_scaled *s, int nf)
 {
     uint8_t has = s->has_scale;
     int32_t log2 = s->log2;
-    grad_buf_put(b, &has, sizeof has);
-    grad_buf_put(b, &log2, sizeof log2);
+    cli_buf_put(b, &has, sizeof has);
+    cli_buf_put(b, &log2, sizeof log2);
     put_counts(b, s->fmt, nf);
 }
 
-static void get_scaled(grad_buf *b, grad_scaled *s, int nf)
+static void get_scaled(cli_buf *b, grad_scaled *s, int nf)
 {
     uint8_t has;
     int32_t log2;
-    grad_buf_get(b, &has, sizeof has);
-    grad_buf_get(b, &log2, sizeof log2);
+    cli_buf_get(b, &has, sizeof has);
+    cli_buf_get(b, &log2, sizeof log2);
     if (has > 1 || log2 < -2000 || log2 > 2000)
         bad_bytes(b, "a scale out of range");
     s->has_scale = has;
     s->log2 = log2;
-    grad_buf_get(b, s->fmt, (size_t)nf * sizeof *s->fmt);
+    cli_buf_get(b, s->fmt, (size_t)nf * sizeof *s->fmt);
 }
 
-void grad_row_put(grad_buf *b, const grad_row *r, int nf)
+void grad_row_put(cli_buf *b, const grad_row *r, int nf)
 {
     int32_t hist_min = r->hist_min;
     uint64_t hist_n = r->hist_n;
-    grad_buf_put(b, &r->zeros, sizeof r->zeros);
-    grad_buf_put(b, &r->nonfinite, sizeof r->nonfinite);
-    grad_buf_put(b, &r->amax, sizeof r->amax);
-    grad_buf_put(b, &hist_min, sizeof hist_min);
-    grad_buf_put(b, &hist_n, sizeof hist_n);
-    grad_buf_put(b, r->hist, hist_n * sizeof *r->hist);
+    cli_buf_put(b, &r->zeros, sizeof r->zeros);
+    cli_buf_put(b, &r->nonfinite, sizeof r->nonfinite);
+    cli_buf_put(b, &r->amax, sizeof r->amax);
+    cli_buf_put(b, &hist_min, sizeof hist_min);
+    cli_buf_put(b, &hist_n, sizeof hist_n);
+    cli_buf_put(b, r->hist, hist_n * sizeof *r->hist);
     put_counts(b, r->fmt, nf);
-    grad_buf_put(b, r->err, (size_t)nf * sizeof *r->err);
+    cli_buf_put(b, r->err, (size_t)nf * sizeof *r->err);
     put_scaled(b, &r->loss, nf);
     for (int j = 0; j < nf; j++)
         put_scaled(b, &r->amax_scale[j], nf);
 }
 
-void grad_row_get(grad_buf *b, grad_row *r, int nf)
+void grad_row_get(cli_buf *b, grad_row *r, int nf)
 {
     int32_t hist_min;
     uint64_t hist_n;
-    grad_buf_get(b, &r->zeros, sizeof r->zeros);
-    grad_buf_get(b, &r->nonfinite, sizeof r->nonfinite);
-    grad_buf_get(b, &r->amax, sizeof r->amax);
-    grad_buf_get(b, &hist_min, sizeof hist_min);
-    grad_buf_get(b, &hist_n, sizeof hist_n);
+    cli_buf_get(b, &r->zeros, sizeof r->zeros);
+    cli_buf_get(b, &r->nonfinite, sizeof r->nonfinite);
+    cli_buf_get(b, &r->amax, sizeof r->amax);
+    cli_buf_get(b, &hist_min, sizeof hist_min);
+    cli_buf_get(b, &hist_n, sizeof hist_n);
     if (hist_n > FPK_LOG2_BINS || hist_min < FPK_LOG2_MIN ||
         hist_min > FPK_LOG2_MIN + FPK_LOG2_BINS - (int32_t)hist_n)
         bad_bytes(b, "a histogram out of range");
@@ -107,9 +88,9 @@ void grad_row_get(grad_buf *b, grad_row *r, int nf)
     r->hist = hist_n ? cli_xcalloc((size_t)hist_n, sizeof *r->hist) : NULL;
     r->hist_n = (size_t)hist_n;
     r->hist_min = hist_min;
-    grad_buf_get(b, r->hist, (size_t)hist_n * sizeof *r->hist);
-    grad_buf_get(b, r->fmt, (size_t)nf * sizeof *r->fmt);
-    grad_buf_get(b, r->err, (size_t)nf * sizeof *r->err);
+    cli_buf_get(b, r->hist, (size_t)hist_n * sizeof *r->hist);
+    cli_buf_get(b, r->fmt, (size_t)nf * sizeof *r->fmt);
+    cli_buf_get(b, r->err, (size_t)nf * sizeof *r->err);
     get_scaled(b, &r->loss, nf);
     for (int j = 0; j < nf; j++)
         get_scaled(b, &r->amax_scale[j], nf);
@@ -137,21 +118,21 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
     return h;
 }
 
-static void put_text(grad_buf *b, const char *s)
+static void put_text(cli_buf *b, const char *s)
 {
     uint32_t n = (uint32_t)strlen(s);
-    grad_buf_put(b, &n, sizeof n);
-    grad_buf_put(b, s, n);
+    cli_buf_put(b, &n, sizeof n);
+    cli_buf_put(b, s, n);
 }
 
-static char *get_text(grad_buf *b)
+static char *get_text(cli_buf *b)
 {
     uint32_t n;
-    grad_buf_get(b, &n, sizeof n);
+    cli_buf_get(b, &n, sizeof n);
     if (n > MAX_NAME || n > b->len - b->at)
         bad_bytes(b, "a name too long for the file");
     char *s = cli_xcalloc((size_t)n + 1, 1);
-    grad_buf_get(b, s, n);
+    cli_buf_get(b, s, n);
     if (strlen(s) != n)
         bad_bytes(b, "a name holding a zero byte");
     return s;
@@ -160,35 +141,35 @@ static char *get_text(grad_buf *b)
 void grad_part_write(const char *path, const grad_run *run, const grad_sums *err)
 {
     int nf = run->nformats;
-    grad_buf b = {0};
-    grad_buf_put(&b, MAGIC, strlen(MAGIC));
+    cli_buf b = {0};
+    cli_buf_put(&b, MAGIC, strlen(MAGIC));
     uint32_t u = (uint32_t)nf;
-    grad_buf_put(&b, &u, sizeof u);
+    cli_buf_put(&b, &u, sizeof u);
     for (int j = 0; j < nf; j++)
         put_text(&b, run->formats[j]->name);
     u = (uint32_t)run->round;
-    grad_buf_put(&b, &u, sizeof u);
-    grad_buf_put(&b, &run->scale, sizeof run->scale);
+    cli_buf_put(&b, &u, sizeof u);
+    cli_buf_put(&b, &run->scale, sizeof run->scale);
     uint8_t sqnr = run->sqnr;
-    grad_buf_put(&b, &sqnr, sizeof sqnr);
+    cli_buf_put(&b, &sqnr, sizeof sqnr);
     uint64_t nrows = run->nrows;
-    grad_buf_put(&b, &nrows, sizeof nrows);
+    cli_buf_put(&b, &nrows, sizeof nrows);
     for (size_t i = 0; i < run->nrows; i++) {
         const grad_row *r = &run->rows[i];
         uint32_t dtype = (uint32_t)r->dtype, ndim = (uint32_t)r->ndim;
         put_text(&b, r->file);
         put_text(&b, r->name);
-        grad_buf_put(&b, &dtype, sizeof dtype);
-        grad_buf_put(&b, &ndim, sizeof ndim);
-        grad_buf_put(&b, r->shape, (size_t)r->ndim * sizeof *r->shape);
-        grad_buf_put(&b, &r->count, sizeof r->count);
+        cli_buf_put(&b, &dtype, sizeof dtype);
+        cli_buf_put(&b, &ndim, sizeof ndim);
+        cli_buf_put(&b, r->shape, (size_t)r->ndim * sizeof *r->shape);
+        cli_buf_put(&b, &r->count, sizeof r->count);
         grad_row_put(&b, r, nf);
     }
-    grad_buf_put(&b, &run->total.count, sizeof run->total.count);
+    cli_buf_put(&b, &run->total.count, sizeof run->total.count);
     grad_row_put(&b, &run->total, nf);
-    grad_buf_put(&b, err, (size_t)nf * sizeof *err);
+    cli_buf_put(&b, err, (size_t)nf * sizeof *err);
     uint64_t h = fnv1a(b.p, b.len);
-    grad_buf_put(&b, &h, sizeof h);
+    cli_buf_put(&b, &h, sizeof h);
     outfile f;
     outfile_open(&f, path);
     if (fwrite(b.p, 1, b.len, f.fp) != b.len)
@@ -198,9 +179,9 @@ void grad_part_write(const char *path, const grad_run *run, const grad_sums *err
 }
 
 /* The whole of PATH, a regular file of at most MAX_PART_BYTES. */
-static grad_buf read_whole(const char *path)
+static cli_buf read_whole(const char *path)
 {
-    grad_buf b = {.what = path};
+    cli_buf b = {.what = path, .status = CLI_EXIT_USAGE};
     FILE *fp = fopen(path, "rb");
     struct stat st;
     if (!fp)
@@ -230,16 +211,16 @@ static grad_buf read_whole(const char *path)
 
 /* The options of the partial in B, read into RUN (FIRST) or checked
  * against RUN's, from the first partial, FIRST_PATH. */
-static void get_options(grad_buf *b, grad_run *run, bool first, const char *first_path)
+static void get_options(cli_buf *b, grad_run *run, bool first, const char *first_path)
 {
     char magic[sizeof MAGIC - 1];
-    grad_buf_get(b, magic, sizeof magic);
+    cli_buf_get(b, magic, sizeof magic);
     if (memcmp(magic, MAGIC, sizeof magic) != 0) {
         b->at = 0;
         bad_bytes(b, "no \"fpgrad partial 1\" line");
     }
     uint32_t nf, round;
-    grad_buf_get(b, &nf, sizeof nf);
+    cli_buf_get(b, &nf, sizeof nf);
     if (nf < 1 || nf > FPK_STATS_MAX_FORMATS)
         bad_bytes(b, "a count of formats out of range");
     char *list = cli_strf("%s", "");
@@ -256,9 +237,9 @@ static void get_options(grad_buf *b, grad_run *run, bool first, const char *firs
     free(list);
     double scale;
     uint8_t sqnr;
-    grad_buf_get(b, &round, sizeof round);
-    grad_buf_get(b, &scale, sizeof scale);
-    grad_buf_get(b, &sqnr, sizeof sqnr);
+    cli_buf_get(b, &round, sizeof round);
+    cli_buf_get(b, &scale, sizeof scale);
+    cli_buf_get(b, &sqnr, sizeof sqnr);
     if (round >= FPK_ROUND_COUNT || !(scale > 0 && scale < INFINITY) || sqnr > 1)
         bad_bytes(b, "a rounding mode, scale or switch out of range");
     if (first) {
@@ -281,10 +262,10 @@ static void get_options(grad_buf *b, grad_run *run, bool first, const char *firs
 }
 
 /* Reads the rows of B after RUN's, and adds its total to the sums. */
-static void get_rows(grad_buf *b, grad_run *run, size_t *cap)
+static void get_rows(cli_buf *b, grad_run *run, size_t *cap)
 {
     uint64_t nrows;
-    grad_buf_get(b, &nrows, sizeof nrows);
+    cli_buf_get(b, &nrows, sizeof nrows);
     if (nrows > (b->len - b->at) / 64) /* a row takes more than 64 bytes */
         bad_bytes(b, "more rows than the file could hold");
     for (uint64_t k = 0; k < nrows; k++) {
@@ -299,14 +280,14 @@ static void get_rows(grad_buf *b, grad_run *run, size_t *cap)
         r->file = get_text(b);
         r->name = get_text(b);
         uint32_t dtype, ndim;
-        grad_buf_get(b, &dtype, sizeof dtype);
-        grad_buf_get(b, &ndim, sizeof ndim);
+        cli_buf_get(b, &dtype, sizeof dtype);
+        cli_buf_get(b, &ndim, sizeof ndim);
         if (dtype >= FPK_DTYPE_COUNT || ndim > FPK_MAX_DIMS)
             bad_bytes(b, "a dtype or a number of dimensions out of range");
         r->dtype = (fpk_dtype)dtype;
         r->ndim = (int)ndim;
-        grad_buf_get(b, r->shape, (size_t)ndim * sizeof *r->shape);
-        grad_buf_get(b, &r->count, sizeof r->count);
+        cli_buf_get(b, r->shape, (size_t)ndim * sizeof *r->shape);
+        cli_buf_get(b, &r->count, sizeof r->count);
         uint64_t elements = 1;
         for (uint32_t d = 0; d < ndim; d++)
             elements = r->shape[d] && elements > UINT64_MAX / r->shape[d] ? 0
@@ -319,11 +300,11 @@ static void get_rows(grad_buf *b, grad_run *run, size_t *cap)
 
 /* TOTAL += the partial's total in B (counts, histogram, amax) and SUMS +=
  * its exact error sums. */
-static void add_total(grad_buf *b, const grad_run *run, fpk_stats *total, grad_sums *sums)
+static void add_total(cli_buf *b, const grad_run *run, fpk_stats *total, grad_sums *sums)
 {
     int nf = run->nformats;
     grad_row t = {0};
-    grad_buf_get(b, &t.count, sizeof t.count);
+    cli_buf_get(b, &t.count, sizeof t.count);
     grad_row_get(b, &t, nf);
     total->count += t.count;
     total->zeros += t.zeros;
@@ -339,7 +320,7 @@ static void add_total(grad_buf *b, const grad_run *run, fpk_stats *total, grad_s
     }
     free(t.hist);
     grad_sums *s = cli_xcalloc((size_t)nf, sizeof *s);
-    grad_buf_get(b, s, (size_t)nf * sizeof *s);
+    cli_buf_get(b, s, (size_t)nf * sizeof *s);
     for (int j = 0; j < nf; j++)
         grad_sums_merge(&sums[j], &s[j]);
     free(s);
@@ -356,7 +337,7 @@ void grad_part_merge(grad_run *run, char *const *paths, size_t n)
     run->rows = NULL;
     run->nrows = 0;
     for (size_t k = 0; k < n; k++) {
-        grad_buf b = read_whole(paths[k]);
+        cli_buf b = read_whole(paths[k]);
         size_t before = run->nrows;
         get_options(&b, run, k == 0, paths[0]);
         get_rows(&b, run, &cap);

@@ -7,23 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "grad.h"
 
-/* Bytes written at the end, and read from AT (a read past the end is a
- * failure reported with WHAT, the name of the bytes). */
-typedef struct grad_buf {
-    unsigned char *p;
-    size_t len, cap, at;
-    const char *what;
-} grad_buf;
-void grad_buf_put(grad_buf *b, const void *x, size_t n);
-void grad_buf_get(grad_buf *b, void *x, size_t n);
-
 /* R's results (beyond what the listing gives: name, file, dtype, shape,
- * count) for NF formats, and back into R (dies, naming B->what, on bytes
- * that do not make a row). */
-void grad_row_put(grad_buf *b, const grad_row *r, int nf);
-void grad_row_get(grad_buf *b, grad_row *r, int nf);
+ * count) for NF formats, and back into R (dies with B->status, naming
+ * B->what and the byte, on bytes that do not make a row). */
+void grad_row_put(cli_buf *b, const grad_row *r, int nf);
+void grad_row_get(cli_buf *b, grad_row *r, int nf);
 
 /* Writes RUN (analysed without --scale auto) to PATH as a partial file, with
  * ERR[0..nformats-1], the exact error sums of its total. */

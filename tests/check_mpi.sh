@@ -1,0 +1,119 @@
+#!/bin/sh
+# The MPI programs under mpirun against the tools in one process, with 1,
+# 2 and 4 ranks (4 oversubscribed) and without mpirun: fpgrad-mpi on the
+# bundled sample (--scale auto, an MX format) and on a synthetic dump split
+# into 7 shards (SR, MX, zeros, subnormals, infinities and NaNs), its JSON,
+# CSV and table byte-identical to fpgrad's; fpswamp-mpi on the sample
+# (stochastic rounding over two seeds, a learning-rate sweep), its JSON
+# and table byte-identical to fpswamp's.  A shard cut short fails the
+# whole job with the file named, within a time limit (no rank may wait
+# forever).  Skipped (77) without the MPI programs (./configure
+# --with-mpi), mpirun or numpy.
+#
+# make check runs it from the build directory with srcdir set; MPIRUN
+# names another launcher.  As root (CI), Open MPI needs its consent
+# variables, set here.
+set -eu
+
+srcdir=$(cd "${srcdir:-.}" && pwd)
+FPGRAD=${FPGRAD:-./tools/fpgrad}
+MPI_TOOL=${FPGRAD_MPI:-./tools/fpgrad-mpi}
+FPSWAMP=${FPSWAMP:-./tools/fpswamp}
+SWAMP_MPI=${FPSWAMP_MPI:-./tools/fpswamp-mpi}
+MPIRUN=${MPIRUN:-mpirun}
+FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
+export FPKIT_PLOTDIR
+tool=mpi
+. "$srcdir/tests/toolcheck.sh"
+if [ ! -x "$MPI_TOOL" ] || [ ! -x "$SWAMP_MPI" ]; then
+    echo "check_mpi: no $MPI_TOOL or $SWAMP_MPI (configure found no MPI); skipped"
+    exit 77
+fi
+if ! command -v "$MPIRUN" >/dev/null 2>&1; then
+    echo "check_mpi: no $MPIRUN; skipped"
+    exit 77
+fi
+need_python
+if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+    echo "check_mpi: numpy is needed to make the shards; skipped"
+    exit 77
+fi
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+export OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_rmaps_base_oversubscribe
+
+# A step split into 7 shards, as ZeRO or FSDP ranks dump one each.
+mkdir "$tmp/shards"
+python3 - "$tmp/shards" <<'EOF'
+import os, sys
+import numpy as np
+rng = np.random.default_rng(7)
+for k in range(7):
+    n = int(rng.integers(1000, 40000))
+    x = rng.standard_normal(n) * 10.0 ** rng.uniform(-12, 3, n)
+    x[rng.random(n) < 0.4] = 0
+    x[:3] = [np.inf, np.nan, 1e-42] if k == 3 else x[:3]
+    shape = (n // 8, 8) if n % 8 == 0 else (n,)
+    np.save(os.path.join(sys.argv[1], "shard-%05d-of-00007.npy" % k),
+            x.astype("<f4").reshape(shape))
+EOF
+
+# same NAME RANKS TOOL MPI_TOOL OUTPUTS ARGS...: MPI_TOOL on RANKS ranks (0:
+# without mpirun) writes what TOOL writes: the table, and each output of
+# OUTPUTS (json, csv), byte for byte.
+same() {
+    name=$1 ranks=$2 ref=$3 mpi=$4 outputs=$5
+    shift 5
+    ref_out= mpi_out=
+    for o in $outputs; do
+        ref_out="$ref_out --$o $tmp/$name.ref.$o"
+        mpi_out="$mpi_out --$o $tmp/$name.$o"
+    done
+    # shellcheck disable=SC2086 # lists of options
+    "$ref" $ref_out "$@" >"$tmp/$name.ref.txt"
+    # shellcheck disable=SC2086
+    if [ "$ranks" -eq 0 ]; then
+        set -- "$mpi" $mpi_out "$@"
+    else
+        set -- "$MPIRUN" -n "$ranks" "$mpi" $mpi_out "$@"
+    fi
+    rc=0
+    timeout 300 "$@" >"$tmp/$name.txt" 2>"$tmp/$name.err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        bad "$name: $* exited $rc: $(head -n 3 "$tmp/$name.err")"
+        return
+    fi
+    for o in $outputs txt; do
+        if ! cmp -s "$tmp/$name.ref.$o" "$tmp/$name.$o"; then
+            bad "$name: the $o output differs from $(basename "$ref")'s: $(diff "$tmp/$name.ref.$o" "$tmp/$name.$o" | head -n 4)"
+            return
+        fi
+    done
+    ok
+}
+
+for n in 0 1 2 4; do
+    same "sample$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" \
+        --formats fp16,bf16,e4m3,e5m2,mxfp8 --scale auto "$srcdir/tests/data/sample"
+    same "shards$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" \
+        --round sr --formats e4m3,mxfp4,bf16 --threads 2 "$tmp/shards"
+    same "swamp$n" "$n" "$FPSWAMP" "$SWAMP_MPI" json \
+        --seeds 2 --lr 1e-3 --lr-sweep 1e-4:1e-1:4 "$srcdir/tests/data/sample"
+done
+
+# A shard cut short: the job fails, naming it, and does not hang.
+cp -R "$tmp/shards" "$tmp/cut"
+f=$tmp/cut/shard-00005-of-00007.npy
+head -c "$(($(wc -c <"$f") - 100))" "$f" >"$f.part" && mv "$f.part" "$f"
+rc=0
+timeout 120 "$MPIRUN" -n 3 "$MPI_TOOL" --quiet "$tmp/cut" >"$tmp/cut.out" 2>"$tmp/cut.err" || rc=$?
+if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+    bad "a shard cut short: exit status $rc (0: not noticed, 124: hung)"
+elif ! grep -q "^fpgrad-mpi: .*shard-00005-of-00007.npy" "$tmp/cut.err"; then
+    bad "a shard cut short: no message names it: $(head -n 3 "$tmp/cut.err")"
+else
+    ok
+fi
+
+summary

@@ -1,0 +1,129 @@
+/* The MPI side of the tools' -mpi programs (mpi_job.h). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mpi_job.h"
+
+static int rank, size;
+static bool collective = true;
+
+/* A failure: reported once and the job ended.  Where every rank meets it
+ * (COLLECTIVE), the other ranks leave the report to rank 0, which ends the
+ * job; they report it themselves only if rank 0 has not done so within two
+ * seconds (a failure of their own after all). */
+static void die(int status, const char *msg)
+{
+    if (size > 1 && collective && rank != 0)
+        sleep(2);
+    fprintf(stderr, "%s: %s\n", cli_prog(), msg);
+    fflush(stderr);
+    if (size > 1)
+        MPI_Abort(MPI_COMM_WORLD, status);
+    exit(status); /* finalized at exit */
+}
+
+/* Every way out of the program (--help, a return from main) finalizes. */
+static void finalize_at_exit(void)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done)
+        MPI_Finalize();
+}
+
+void mpi_job_init(int *argc, char ***argv)
+{
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: MPI_Init failed\n", cli_prog());
+        exit(CLI_EXIT_INTERNAL);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    cli_set_die_hook(die);
+    atexit(finalize_at_exit);
+}
+
+int mpi_job_rank(void)
+{
+    return rank;
+}
+
+int mpi_job_size(void)
+{
+    return size;
+}
+
+void mpi_job_collective(bool c)
+{
+    collective = c;
+}
+
+void mpi_job_share(const uint64_t *weight, size_t n, int *owner)
+{
+    uint64_t *load = cli_xcalloc((size_t)size, sizeof *load);
+    for (size_t i = 0; i < n; i++) {
+        int least = 0;
+        for (int r = 1; r < size; r++)
+            if (load[r] < load[least])
+                least = r;
+        owner[i] = least;
+        load[least] += weight[i];
+    }
+    free(load);
+}
+
+void mpi_job_check(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS)
+        cli_die(CLI_EXIT_INTERNAL, "MPI: %s failed", what);
+}
+
+void mpi_job_sum_u64(uint64_t *v, size_t n)
+{
+    mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),
+                  "summing the counts");
+}
+
+unsigned char *mpi_job_gather(const void *p, size_t n, size_t *total)
+{
+    if (n > (size_t)0x7fffffff)
+        cli_die(CLI_EXIT_INTERNAL, "MPI: %zu bytes of results on rank %d: too many", n, rank);
+    int len = (int)n;
+    int *lens = rank == 0 ? cli_xcalloc((size_t)size, sizeof *lens) : NULL;
+    int *at = rank == 0 ? cli_xcalloc((size_t)size, sizeof *at) : NULL;
+    mpi_job_check(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD),
+                  "gathering sizes");
+    unsigned char *all = NULL;
+    *total = 0;
+    if (rank == 0) {
+        for (int r = 0; r < size; r++) {
+            if (*total + (size_t)lens[r] > (size_t)0x7fffffff)
+                cli_die(CLI_EXIT_INTERNAL, "MPI: the results exceed 2 GiB");
+            at[r] = (int)*total;
+            *total += (size_t)lens[r];
+        }
+        all = cli_xcalloc(*total ? *total : 1, 1);
+    }
+    mpi_job_check(MPI_Gatherv(p, len, MPI_BYTE, all, lens, at, MPI_BYTE, 0, MPI_COMM_WORLD),
+                  "gathering the results");
+    free(lens);
+    free(at);
+    return all;
+}
+
+void mpi_job_gather_items(const cli_buf *b, size_t n, mpi_job_get_fn *get, void *ctx)
+{
+    cli_buf all = {.what = "MPI: the results gathered", .status = CLI_EXIT_INTERNAL};
+    all.p = mpi_job_gather(b->p, b->len, &all.len);
+    while (all.p && all.at < all.len) {
+        uint64_t at;
+        cli_buf_get(&all, &at, sizeof at);
+        if (at >= n)
+            cli_die(CLI_EXIT_INTERNAL, "MPI: item %llu of %zu", (unsigned long long)at, n);
+        get(&all, (size_t)at, ctx);
+    }
+    free(all.p);
+}
