@@ -2,8 +2,9 @@
 # The MPI programs under mpirun against the tools in one process, with 1,
 # 2 and 4 ranks (4 oversubscribed) and without mpirun: fpgrad-mpi on the
 # bundled sample (--scale auto, an MX format) and on a synthetic dump split
-# into 7 shards (SR, MX, zeros, subnormals, infinities and NaNs), its JSON,
-# CSV and table byte-identical to fpgrad's; fpswamp-mpi on the sample
+# into 7 shards (SR, MX, zeros, subnormals, infinities and NaNs) and with
+# --shards on a step dumped by 5 ranks, its JSON, CSV and table
+# byte-identical to fpgrad's; fpswamp-mpi on the sample
 # (stochastic rounding over two seeds, a learning-rate sweep), its JSON
 # and table byte-identical to fpswamp's.  A shard cut short fails the
 # whole job with the file named, within a time limit (no rank may wait
@@ -59,6 +60,27 @@ for k in range(7):
             x.astype("<f4").reshape(shape))
 EOF
 
+# One step dumped by 5 ranks, each a shard of every tensor (for --shards).
+mkdir "$tmp/ranks"
+python3 - "$tmp/ranks" <<'EOF'
+import json, os, struct, sys
+import numpy as np
+rng = np.random.default_rng(9)
+tensors = {n: rng.standard_normal(int(rng.integers(500, 5000))) * 10.0 ** rng.uniform(-10, 2)
+           for n in ("grad/w1", "grad/w2", "grad/b")}
+for k in range(5):
+    header, blobs, off = {}, [], 0
+    for n, x in tensors.items():
+        b = np.array_split(x, 5)[k].astype("<f4").tobytes()
+        header[n] = {"dtype": "F32", "shape": [len(b) // 4], "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    open(os.path.join(sys.argv[1], "step-rank%d.safetensors" % k), "wb").write(
+        struct.pack("<Q", len(h)) + h + b"".join(blobs))
+EOF
+
 # same NAME RANKS TOOL MPI_TOOL OUTPUTS ARGS...: MPI_TOOL on RANKS ranks (0:
 # without mpirun) writes what TOOL writes: the table, and each output of
 # OUTPUTS (json, csv), byte for byte.
@@ -98,6 +120,7 @@ for n in 0 1 2 4; do
         --formats fp16,bf16,e4m3,e5m2,mxfp8 --scale auto "$srcdir/tests/data/sample"
     same "shards$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" \
         --round sr --formats e4m3,mxfp4,bf16 --threads 2 "$tmp/shards"
+    same "ranks$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" --shards --scale auto "$tmp/ranks"
     same "swamp$n" "$n" "$FPSWAMP" "$SWAMP_MPI" json \
         --seeds 2 --lr 1e-3 --lr-sweep 1e-4:1e-1:4 "$srcdir/tests/data/sample"
 done

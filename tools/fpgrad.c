@@ -28,9 +28,9 @@ static const char usage[] =
     "              [--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
     "              [--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH] [--logy]\n"
     "              [--report DIR] [--no-sqnr] [--threads N] [--quiet]\n"
-    "              [--emit-partial FILE] PATH...\n"
-    "       fpgrad --merge [--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH]\n"
-    "              [--logy] [--report DIR] [--quiet] PARTIAL...\n";
+    "              [--shards] [--emit-partial FILE] PATH...\n"
+    "       fpgrad --merge [--shards] [--json FILE] [--csv FILE] [--plot FILE]\n"
+    "              [--plot-size WxH] [--logy] [--report DIR] [--quiet] PARTIAL...\n";
 
 static const char help[] =
     "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
@@ -56,6 +56,8 @@ static const char help[] =
     "  --emit-partial FILE  also write the results as a partial file, for --merge\n"
     "  --merge          the paths are partial files of disjoint dumps: report them\n"
     "                   as one run over all their files would\n"
+    "  --shards         a tensor split across files named ...-00003-of-00008... or\n"
+    "                   ...rank3...: one row, its shards together\n"
     "  --threads N      threads: tensors read at once, and each tensor's share\n"
     "                   (default 1)\n"
     "  --quiet          no table on standard output, no progress\n"
@@ -74,6 +76,7 @@ typedef struct opts {
     const char *emit;     /* --emit-partial */
     grad_sums *emit_err;  /* its total's exact error sums */
     bool merge;           /* --merge: the paths are partial files */
+    bool shards;          /* --shards */
     grad_plot_opts plot_opts;
     int threads;
     bool quiet;
@@ -493,6 +496,8 @@ static void analyse(opts *o, const cli_files *fs)
     grad_run *run = &o->run;
     uint64_t elements;
     job *jobs = list_tensors(o, fs, &elements);
+    if (o->shards) /* the shards of a tensor must agree: said before any reading */
+        free(grad_shard_groups(run, &(size_t){0}));
     bool *mine = NULL;
 #ifdef FPGRAD_MPI
     /* Whole files shared out among the ranks by their elements. */
@@ -534,6 +539,12 @@ static void analyse(opts *o, const cli_files *fs)
             run->total.fmt[j] = p.mx_total[j];
     }
     if (run->autoscale) {
+        if (o->shards) { /* a tensor's shards scaled alike, by its amax */
+#ifdef FPGRAD_MPI
+            grad_mpi_share_amax(run);
+#endif
+            grad_shard_amax(run);
+        }
         run->total.loss.has_scale = total->amax > 0;
         if (run->total.loss.has_scale)
             run->total.loss.log2 = grad_loss_scale_log2(&fpk_fp16, total->amax, run->round);
@@ -683,6 +694,8 @@ int main(int argc, char **argv)
             o.emit = val;
         } else if (strcmp(name, "--merge") == 0) {
             o.merge = true;
+        } else if (strcmp(name, "--shards") == 0) {
+            o.shards = true;
         } else if (strcmp(name, "--quiet") == 0) {
             o.quiet = true;
         } else {
@@ -750,10 +763,12 @@ int main(int argc, char **argv)
         grad_part_merge(&o.run, fs.v, fs.n);
     else
         analyse(&o, &fs);
-    write_outputs(&o);
-    if (o.emit)
+    if (o.emit) /* the tensors as read, whatever --shards */
         grad_part_write(o.emit, &o.run, o.emit_err);
     free(o.emit_err);
+    if (o.shards)
+        grad_group_shards(&o.run);
+    write_outputs(&o);
 
     for (size_t i = 0; i < o.run.nrows; i++)
         grad_row_free(&o.run.rows[i]);

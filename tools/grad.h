@@ -108,6 +108,25 @@ const char *grad_percent(char *buf, uint64_t n, uint64_t d);
 /* "[128, 64]" into BUF of LEN bytes. */
 void grad_shape_text(char *buf, size_t len, const grad_row *r);
 
+/* grad_shards.c: --shards, tensors split across the files of a sharded
+ * dump.  A file's shard key is its path with the shard index in its name
+ * (the digits of the last "<digits>-of-<digits>", else of the last
+ * "rank<digits>") made "*": shards of one tensor share the key and the
+ * tensor's name.  (A file without an index is its own key.) */
+char *grad_shard_key(const char *file);
+/* GROUP[i] for each row of RUN: its logical tensor, numbered in the order
+ * of their first rows (*NGROUPS of them); dies with status 2 if the
+ * shards of one tensor differ in dtype. */
+size_t *grad_shard_groups(const grad_run *run, size_t *ngroups);
+/* Every row's amax := that of its logical tensor, so that --scale auto
+ * scales the shards of one tensor alike. */
+void grad_shard_amax(grad_run *run);
+/* RUN's rows := one per logical tensor: a tensor with one shard unchanged;
+ * one with several named by its shard key, flat (one dimension), its
+ * counts, histograms and amax those of its shards together, its error
+ * sums theirs added in row order. */
+void grad_group_shards(grad_run *run);
+
 /* grad_mx.c: the block-scaled formats (OCP MX, blocks of 32 with the
  * specification's scales) beside the per-tensor ones, and the second read
  * of a tensor that counts them and sums every format's errors. */

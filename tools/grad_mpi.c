@@ -79,6 +79,21 @@ void grad_mpi_sum_pass1(fpk_stats *total, grad_sums *err, fpk_format_counts *mx,
     MPI_Type_free(&bucket);
 }
 
+void grad_mpi_share_amax(grad_run *run)
+{
+    if (mpi_job_size() == 1)
+        return;
+    double *amax = cli_xcalloc(run->nrows ? run->nrows : 1, sizeof *amax);
+    for (size_t i = 0; i < run->nrows; i++)
+        amax[i] = run->rows[i].amax;
+    mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, amax, (int)run->nrows, MPI_DOUBLE, MPI_MAX,
+                                MPI_COMM_WORLD),
+                  "the rows' largest magnitudes");
+    for (size_t i = 0; i < run->nrows; i++)
+        run->rows[i].amax = amax[i];
+    free(amax);
+}
+
 void grad_mpi_sum_pass2(grad_row *total, int nf)
 {
     if (mpi_job_size() == 1)

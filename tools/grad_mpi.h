@@ -16,6 +16,10 @@
  * counts MX[0..NF-1]. */
 void grad_mpi_sum_pass1(fpk_stats *total, grad_sums *err, fpk_format_counts *mx, int nf);
 
+/* Every row's amax, known on the rank that read it (0 elsewhere), made
+ * known on every rank. */
+void grad_mpi_share_amax(grad_run *run);
+
 /* The totals of pass 2 (TOTAL->loss and TOTAL->amax_scale) summed. */
 void grad_mpi_sum_pass2(grad_row *total, int nf);
 

@@ -1,0 +1,99 @@
+#!/bin/sh
+# fpgrad --shards: two tensors split across three rank files (named
+# ...rankK... and, again, ...-0000K-of-00003...), reported as one row each,
+# must give what the unsplit tensors in one file give, --scale auto
+# included: every count, histogram, amax and scale exactly, the SQNR to
+# 1e-12 (the shards' error sums are added in order), the total exactly.
+# Partials of the shards merged with --shards give the same JSON, byte for
+# byte.  Shards of one tensor in two dtypes are refused.  Skipped (77)
+# without python3 and numpy.
+#
+# make check runs it from the build directory with srcdir set.
+set -eu
+
+srcdir=$(cd "${srcdir:-.}" && pwd)
+FPGRAD=${FPGRAD:-./tools/fpgrad}
+FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
+export FPKIT_PLOTDIR
+tool=fpgrad tool_bin=$FPGRAD
+. "$srcdir/tests/toolcheck.sh"
+need_python
+if ! python3 -c 'import numpy' >/dev/null 2>&1; then
+    echo "check_fpgrad_shards: numpy is needed; skipped"
+    exit 77
+fi
+
+python3 - "$tmp" <<'EOF'
+import json, os, struct, sys
+import numpy as np
+
+def safetensors(path, tensors):
+    header, blobs, off = {}, [], 0
+    for name, dtype, x in tensors:
+        b = x.astype(dtype).tobytes()
+        header[name] = {"dtype": {"<f4": "F32", "<f2": "F16"}[dtype], "shape": list(x.shape),
+                        "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+tmp = sys.argv[1]
+rng = np.random.default_rng(3)
+a = rng.standard_normal(3000) * 10.0 ** rng.uniform(-9, 4, 3000)
+a[::5] = 0
+a[7] = np.inf
+b = rng.standard_normal(999) * 1e-6
+for d in ("rank", "of", "mixed"):
+    os.makedirs(os.path.join(tmp, d))
+for k, (pa, pb) in enumerate(zip(np.array_split(a, 3), np.array_split(b, 3))):
+    safetensors(os.path.join(tmp, "rank", "grads-rank%d.safetensors" % k),
+                [("a", "<f4", pa), ("b", "<f4", pb)])
+    safetensors(os.path.join(tmp, "of", "grads-%05d-of-00003.safetensors" % k),
+                [("a", "<f4", pa), ("b", "<f4", pb)])
+    safetensors(os.path.join(tmp, "mixed", "grads-rank%d.safetensors" % k),
+                [("a", "<f2" if k == 2 else "<f4", pa)])
+safetensors(os.path.join(tmp, "whole.safetensors"), [("a", "<f4", a), ("b", "<f4", b)])
+EOF
+
+good whole --scale auto --json - "$tmp/whole.safetensors"
+for d in rank of; do
+    good "$d" --shards --scale auto --json - "$tmp/$d"
+    if python3 - "$tmp/$d.out" "$tmp/whole.out" <<'EOF'
+import json, sys
+s, w = (json.load(open(p)) for p in sys.argv[1:3])
+assert [t["name"] for t in s["tensors"]] == ["a", "b"], s["tensors"]
+for x, y in zip(s["tensors"], w["tensors"]):
+    assert "*" in x["file"], x["file"]
+    for k in x:
+        if k in ("file", "formats"):
+            continue
+        assert x[k] == y[k], (x["name"], k, x[k], y[k])
+    for f in x["formats"]:
+        fx, fy = dict(x["formats"][f]), dict(y["formats"][f])
+        qx, qy = fx.pop("sqnr_db"), fy.pop("sqnr_db")
+        assert fx == fy, (x["name"], f, fx, fy)
+        assert (qx is None and qy is None) or abs(qx - qy) <= 1e-12 * abs(qy), (qx, qy)
+s["total"].pop("files"), w["total"].pop("files")
+assert s["total"] == w["total"], "totals differ"
+EOF
+    then ok; else bad "$d: --shards differs from the unsplit tensors"; fi
+done
+
+# Partials of the shards, merged with --shards: the same JSON.
+for k in 0 1 2; do
+    good "emit$k" --quiet --emit-partial "$tmp/p$k.part" "$tmp/rank/grads-rank$k.safetensors"
+done
+good direct --shards --json - "$tmp/rank"
+good merged --merge --shards --json - "$tmp/p0.part" "$tmp/p1.part" "$tmp/p2.part"
+if cmp -s "$tmp/direct.out" "$tmp/merged.out"; then
+    ok
+else
+    bad "--merge --shards differs from --shards on the files"
+fi
+
+error mixed 2 'tensor "a" is f32 in .*rank0.safetensors but f16 in .*rank2.safetensors' \
+    --shards "$tmp/mixed"
+
+summary

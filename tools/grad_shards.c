@@ -1,0 +1,182 @@
+/* fpgrad --shards: tensors split across the shards of a dump, one logical
+ * tensor each (grad.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "grad.h"
+
+char *grad_shard_key(const char *file)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    /* The last "<digits>-of-<digits>", else the last "rank<digits>". */
+    const char *digits = NULL, *end = NULL;
+    for (const char *p = base; *p; p++) {
+        if (*p < '0' || *p > '9' || (p > base && p[-1] >= '0' && p[-1] <= '9'))
+            continue;
+        const char *q = p;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (strncmp(q, "-of-", 4) == 0 && q[4] >= '0' && q[4] <= '9') {
+            digits = p;
+            end = q;
+        } else if (!(digits && end[0] == '-') && p - base >= 4 && strncmp(p - 4, "rank", 4) == 0) {
+            digits = p;
+            end = q;
+        }
+    }
+    if (!digits)
+        return cli_strf("%s", file);
+    return cli_strf("%.*s*%s", (int)(digits - file), file, end);
+}
+
+typedef struct member {
+    const char *key, *name;
+    size_t row;
+} member;
+
+static int by_key(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    if (!c)
+        c = strcmp(x->name, y->name);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+static int by_row(const void *a, const void *b)
+{
+    const size_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+size_t *grad_shard_groups(const grad_run *run, size_t *ngroups)
+{
+    size_t n = run->nrows;
+    member *m = cli_xcalloc(n ? n : 1, sizeof *m);
+    for (size_t i = 0; i < n; i++)
+        m[i] = (member){grad_shard_key(run->rows[i].file), run->rows[i].name, i};
+    qsort(m, n, sizeof *m, by_key);
+    /* Each group's first row and its place in the sorted list, ordered by
+     * first row: the groups' order is that of their first members. */
+    size_t (*first)[2] = cli_xcalloc(n ? n : 1, sizeof *first), ng = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(m[i].key, m[i - 1].key) || strcmp(m[i].name, m[i - 1].name)) {
+            first[ng][0] = m[i].row;
+            first[ng++][1] = i;
+        }
+    qsort(first, ng, sizeof *first, by_row);
+    size_t *group = cli_xcalloc(n ? n : 1, sizeof *group);
+    for (size_t g = 0; g < ng; g++) {
+        size_t i = first[g][1];
+        const grad_row *lead = &run->rows[m[i].row];
+        do {
+            const grad_row *r = &run->rows[m[i].row];
+            if (r->dtype != lead->dtype)
+                cli_die(CLI_EXIT_USAGE,
+                        "--shards: tensor \"%s\" is %s in %s but %s in %s; shards of one tensor "
+                        "share a dtype",
+                        r->name, fpk_dtype_name(lead->dtype), lead->file, fpk_dtype_name(r->dtype),
+                        r->file);
+            group[m[i].row] = g;
+        } while (++i < n && !strcmp(m[i].key, m[i - 1].key) && !strcmp(m[i].name, m[i - 1].name));
+    }
+    for (size_t i = 0; i < n; i++)
+        free((char *)m[i].key);
+    free(m);
+    free(first);
+    *ngroups = ng;
+    return group;
+}
+
+void grad_shard_amax(grad_run *run)
+{
+    size_t ng, *group = grad_shard_groups(run, &ng);
+    double *amax = cli_xcalloc(ng ? ng : 1, sizeof *amax);
+    for (size_t i = 0; i < run->nrows; i++)
+        if (run->rows[i].amax > amax[group[i]])
+            amax[group[i]] = run->rows[i].amax;
+    for (size_t i = 0; i < run->nrows; i++)
+        run->rows[i].amax = amax[group[i]];
+    free(amax);
+    free(group);
+}
+
+static void add_counts(fpk_format_counts *into, const fpk_format_counts *from)
+{
+    into->underflow += from->underflow;
+    into->subnormal += from->subnormal;
+    into->overflow += from->overflow;
+}
+
+/* INTO += FROM, a shard of the same tensor, for NF formats. */
+static void add_shard(grad_row *into, const grad_row *from, int nf)
+{
+    into->count += from->count;
+    into->zeros += from->zeros;
+    into->nonfinite += from->nonfinite;
+    if (from->amax > into->amax)
+        into->amax = from->amax;
+    if (from->hist_n) {
+        int lo = into->hist_n && into->hist_min < from->hist_min ? into->hist_min : from->hist_min;
+        int hi_into = into->hist_min + (int)into->hist_n, hi_from = from->hist_min + (int)from->hist_n;
+        int hi = into->hist_n && hi_into > hi_from ? hi_into : hi_from;
+        uint64_t *h = cli_xcalloc((size_t)(hi - lo), sizeof *h);
+        for (size_t b = 0; b < into->hist_n; b++)
+            h[into->hist_min - lo + (int)b] += into->hist[b];
+        for (size_t b = 0; b < from->hist_n; b++)
+            h[from->hist_min - lo + (int)b] += from->hist[b];
+        free(into->hist);
+        into->hist = h;
+        into->hist_min = lo;
+        into->hist_n = (size_t)(hi - lo);
+    }
+    for (int j = 0; j < nf; j++) {
+        add_counts(&into->fmt[j], &from->fmt[j]);
+        into->err[j].x2 += from->err[j].x2;
+        into->err[j].e2 += from->err[j].e2;
+        add_counts(&into->loss.fmt[j], &from->loss.fmt[j]);
+        add_counts(&into->amax_scale[j].fmt[j], &from->amax_scale[j].fmt[j]);
+    }
+    /* The scales themselves come from the tensor's amax (grad_shard_amax),
+     * alike in every shard: INTO, a copy of the first, has them. */
+}
+
+void grad_group_shards(grad_run *run)
+{
+    size_t ng, *group = grad_shard_groups(run, &ng);
+    if (ng == run->nrows) { /* nothing split */
+        free(group);
+        return;
+    }
+    grad_row *rows = cli_xcalloc(ng, sizeof *rows);
+    size_t *members = cli_xcalloc(ng, sizeof *members);
+    for (size_t i = 0; i < run->nrows; i++) {
+        grad_row *r = &run->rows[i], *g = &rows[group[i]];
+        if (members[group[i]]++ == 0) {
+            *g = *r;
+            g->name = cli_strf("%s", r->name);
+            g->file = cli_strf("%s", r->file);
+            g->hist = r->hist_n ? cli_xcalloc(r->hist_n, sizeof *g->hist) : NULL;
+            if (r->hist_n)
+                memcpy(g->hist, r->hist, r->hist_n * sizeof *g->hist);
+            continue;
+        }
+        if (members[group[i]] == 2) { /* a logical tensor: its files' pattern, flat */
+            free(g->file);
+            g->file = grad_shard_key(r->file);
+            g->ndim = 1;
+            memset(g->shape, 0, sizeof g->shape);
+        }
+        add_shard(g, r, run->nformats);
+        g->shape[0] = g->count;
+    }
+    for (size_t i = 0; i < run->nrows; i++)
+        grad_row_free(&run->rows[i]);
+    free(run->rows);
+    run->rows = rows;
+    run->nrows = ng;
+    free(members);
+    free(group);
+}
