@@ -20,6 +20,7 @@
 #define MAGIC "fpgrad partial 1\n"
 #define MAX_PART_BYTES ((size_t)1 << 32) /* a million rows and then some */
 #define MAX_NAME 65536
+#define MAX_FORMAT_NAME 63 /* "e11m52fnuz" and the like */
 
 /* Bytes that do not make what they should: the file is at fault. */
 static noreturn void bad_bytes(const cli_buf *b, const char *why)
@@ -131,10 +132,10 @@ static char *get_text(cli_buf *b)
     cli_buf_get(b, &n, sizeof n);
     if (n > MAX_NAME || n > b->len - b->at)
         bad_bytes(b, "a name too long for the file");
+    if (memchr(b->p + b->at, 0, n))
+        bad_bytes(b, "a name holding a zero byte");
     char *s = cli_xcalloc((size_t)n + 1, 1);
     cli_buf_get(b, s, n);
-    if (strlen(s) != n)
-        bad_bytes(b, "a name holding a zero byte");
     return s;
 }
 
@@ -178,10 +179,11 @@ void grad_part_write(const char *path, const grad_run *run, const grad_sums *err
     free(b.p);
 }
 
-/* The whole of PATH, a regular file of at most MAX_PART_BYTES. */
-static cli_buf read_whole(const char *path)
+/* B := the whole of PATH, a regular file of at most MAX_PART_BYTES (B's
+ * memory is B's from the start, whatever fails). */
+static void read_whole(const char *path, cli_buf *b)
 {
-    cli_buf b = {.what = path, .status = CLI_EXIT_USAGE};
+    *b = (cli_buf){.what = path, .status = CLI_EXIT_USAGE};
     FILE *fp = fopen(path, "rb");
     struct stat st;
     if (!fp)
@@ -191,22 +193,21 @@ static cli_buf read_whole(const char *path)
     if ((uint64_t)st.st_size > MAX_PART_BYTES)
         cli_die(CLI_EXIT_USAGE, "%s: %lld bytes, more than a partial file holds", path,
                 (long long)st.st_size);
-    b.len = b.cap = (size_t)st.st_size;
-    b.p = cli_xcalloc(b.len ? b.len : 1, 1);
-    if (fread(b.p, 1, b.len, fp) != b.len)
+    b->len = b->cap = (size_t)st.st_size;
+    b->p = cli_xcalloc(b->len ? b->len : 1, 1);
+    if (fread(b->p, 1, b->len, fp) != b->len)
         cli_die(CLI_EXIT_USAGE, "%s: cannot read it: %s", path,
                 ferror(fp) ? strerror(errno) : "it shrank");
     fclose(fp);
     uint64_t h;
-    if (b.len < strlen(MAGIC) + sizeof h || memcmp(b.p, MAGIC, strlen(MAGIC)) != 0)
-        bad_bytes(&b, "no \"fpgrad partial 1\" line");
-    b.len -= sizeof h;
-    memcpy(&h, b.p + b.len, sizeof h);
-    if (h != fnv1a(b.p, b.len)) {
-        b.at = b.len;
-        bad_bytes(&b, "the hash of the contents does not match: the file is damaged");
+    if (b->len < strlen(MAGIC) + sizeof h || memcmp(b->p, MAGIC, strlen(MAGIC)) != 0)
+        bad_bytes(b, "no \"fpgrad partial 1\" line");
+    b->len -= sizeof h;
+    memcpy(&h, b->p + b->len, sizeof h);
+    if (h != fnv1a(b->p, b->len)) {
+        b->at = b->len;
+        bad_bytes(b, "the hash of the contents does not match: the file is damaged");
     }
-    return b;
 }
 
 /* The options of the partial in B, read into RUN (FIRST) or checked
@@ -223,18 +224,22 @@ static void get_options(cli_buf *b, grad_run *run, bool first, const char *first
     cli_buf_get(b, &nf, sizeof nf);
     if (nf < 1 || nf > FPK_STATS_MAX_FORMATS)
         bad_bytes(b, "a count of formats out of range");
-    char *list = cli_strf("%s", "");
+    char list[FPK_STATS_MAX_FORMATS * (MAX_FORMAT_NAME + 1)] = "", opt[600];
     for (uint32_t j = 0; j < nf; j++) {
-        char *name = get_text(b), *longer = cli_strf("%s%s%s", list, j ? "," : "", name);
-        free(name);
-        free(list);
-        list = longer;
+        uint32_t len;
+        cli_buf_get(b, &len, sizeof len);
+        if (len == 0 || len > MAX_FORMAT_NAME || len > b->len - b->at ||
+            memchr(b->p + b->at, 0, len) || memchr(b->p + b->at, ',', len))
+            bad_bytes(b, "a format name out of range");
+        size_t at = strlen(list);
+        if (j)
+            list[at++] = ',';
+        cli_buf_get(b, list + at, len);
+        list[at + len] = 0;
     }
     const fpk_format *formats[FPK_STATS_MAX_FORMATS];
-    char *opt = cli_strf("the formats of %s", b->what);
+    snprintf(opt, sizeof opt, "the formats of %s", b->what);
     int n = grad_parse_formats(opt, list, formats, FPK_STATS_MAX_FORMATS);
-    free(opt);
-    free(list);
     double scale;
     uint8_t sqnr;
     cli_buf_get(b, &round, sizeof round);
@@ -298,14 +303,27 @@ static void get_rows(cli_buf *b, grad_run *run, size_t *cap)
     }
 }
 
-/* TOTAL += the partial's total in B (counts, histogram, amax) and SUMS +=
- * its exact error sums. */
-static void add_total(cli_buf *b, const grad_run *run, fpk_stats *total, grad_sums *sums)
+/* What a merge holds while it reads, reachable from here: a refusal ends
+ * the program at once, and nothing it leaves may look lost to a leak
+ * checker. */
+static struct merging {
+    cli_buf file;        /* the partial being read */
+    fpk_stats *total;    /* the totals so far */
+    grad_sums *sums;     /* the exact error sums so far, and */
+    grad_sums *part;     /* the partial's */
+    const char **seen;   /* the files of the partials read */
+    size_t nseen;
+} merging;
+
+/* M->total += the partial's total in B (counts, histogram, amax), and
+ * M->sums += its exact error sums. */
+static void add_total(cli_buf *b, const grad_run *run, struct merging *m)
 {
     int nf = run->nformats;
     grad_row t = {0};
     cli_buf_get(b, &t.count, sizeof t.count);
     grad_row_get(b, &t, nf);
+    fpk_stats *total = m->total;
     total->count += t.count;
     total->zeros += t.zeros;
     total->nonfinite += t.nonfinite;
@@ -319,56 +337,61 @@ static void add_total(cli_buf *b, const grad_run *run, fpk_stats *total, grad_su
         total->fmt[j].overflow += t.fmt[j].overflow;
     }
     free(t.hist);
-    grad_sums *s = cli_xcalloc((size_t)nf, sizeof *s);
-    cli_buf_get(b, s, (size_t)nf * sizeof *s);
+    cli_buf_get(b, m->part, (size_t)nf * sizeof *m->part);
     for (int j = 0; j < nf; j++)
-        grad_sums_merge(&sums[j], &s[j]);
-    free(s);
+        grad_sums_merge(&m->sums[j], &m->part[j]);
     if (b->at != b->len)
         bad_bytes(b, "bytes after the end");
 }
 
+/* Dies if a file of the rows from FROM on is one of M's files; then adds
+ * them to M's (a partial's rows come file by file). */
+static void check_files(const grad_run *run, size_t from, const char *path, struct merging *m)
+{
+    for (size_t i = from; i < run->nrows; i++) {
+        const char *file = run->rows[i].file;
+        if (i > from && strcmp(file, run->rows[i - 1].file) == 0)
+            continue;
+        for (size_t e = 0; e < m->nseen; e++)
+            if (strcmp(file, m->seen[e]) == 0)
+                cli_die(CLI_EXIT_USAGE, "%s: holds tensors of %s, as an earlier partial does",
+                        path, file);
+    }
+    for (size_t i = from; i < run->nrows; i++)
+        if (i == from || strcmp(run->rows[i].file, run->rows[i - 1].file) != 0) {
+            if (!(m->seen = realloc(m->seen, (m->nseen + 1) * sizeof *m->seen)))
+                cli_die(CLI_EXIT_INTERNAL, "out of memory");
+            m->seen[m->nseen++] = run->rows[i].file;
+        }
+}
+
 void grad_part_merge(grad_run *run, char *const *paths, size_t n)
 {
-    fpk_stats *total = cli_xcalloc(1, sizeof *total);
-    grad_sums *sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sums);
-    size_t cap = 0, nseen = 0;
-    const char **seen = NULL; /* the files of the partials read */
+    struct merging *m = &merging;
+    m->total = cli_xcalloc(1, sizeof *m->total);
+    m->sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *m->sums);
+    m->part = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *m->part);
+    size_t cap = 0;
     run->rows = NULL;
     run->nrows = 0;
     for (size_t k = 0; k < n; k++) {
-        cli_buf b = read_whole(paths[k]);
+        read_whole(paths[k], &m->file);
         size_t before = run->nrows;
-        get_options(&b, run, k == 0, paths[0]);
-        get_rows(&b, run, &cap);
-        add_total(&b, run, total, sums);
-        free(b.p);
-        /* A file's tensors come from one partial only (a partial's rows
-         * come file by file). */
-        for (size_t i = before; i < run->nrows; i++) {
-            const char *file = run->rows[i].file;
-            if (i > before && strcmp(file, run->rows[i - 1].file) == 0)
-                continue;
-            for (size_t e = 0; e < nseen; e++)
-                if (strcmp(file, seen[e]) == 0)
-                    cli_die(CLI_EXIT_USAGE, "%s: holds tensors of %s, as an earlier partial does",
-                            paths[k], file);
-        }
-        for (size_t i = before; i < run->nrows; i++)
-            if (i == before || strcmp(run->rows[i].file, run->rows[i - 1].file) != 0) {
-                if (!(seen = realloc(seen, (nseen + 1) * sizeof *seen)))
-                    cli_die(CLI_EXIT_INTERNAL, "out of memory");
-                seen[nseen++] = run->rows[i].file;
-            }
+        get_options(&m->file, run, k == 0, paths[0]);
+        get_rows(&m->file, run, &cap);
+        add_total(&m->file, run, m);
+        free(m->file.p);
+        m->file.p = NULL;
+        check_files(run, before, paths[k], m);
     }
-    free(seen);
-    run->nfiles = 0;
-    for (size_t i = 0; i < run->nrows; i++)
-        run->nfiles += i == 0 || strcmp(run->rows[i].file, run->rows[i - 1].file) != 0;
-    run->total.count = total->count;
-    grad_row_set_stats(&run->total, total);
+    run->nfiles = m->nseen;
+    run->total.count = m->total->count;
+    grad_row_set_stats(&run->total, m->total);
     for (int j = 0; j < run->nformats; j++)
-        run->total.err[j] = grad_sums_value(&sums[j]);
-    free(sums);
-    free(total);
+        run->total.err[j] = grad_sums_value(&m->sums[j]);
+    free(m->seen);
+    free(m->part);
+    free(m->sums);
+    free(m->total);
+    *m = (struct merging){0};
 }
