@@ -254,13 +254,6 @@ static bool feed(pool *p, fpk_dump *d, size_t t, uint64_t count, fpk_stats *stat
     return true;
 }
 
-static void add_counts(fpk_format_counts *into, const fpk_format_counts *from)
-{
-    into->underflow += from->underflow;
-    into->subnormal += from->subnormal;
-    into->overflow += from->overflow;
-}
-
 #define PIECE ((size_t)1 << 16) /* elements of the second read at once */
 
 /* One thread's share of a second read: the pieces K, K + STEP, K + 2 STEP,
@@ -334,12 +327,12 @@ static bool requantise(pool *p, fpk_dump *d, size_t i)
         for (int k = 1; k < nt; k++)
             grad_sums_merge(&share[0].sums[j], &share[k].sums[j]);
         for (int k = 0; k < nt; k++)
-            add_counts(&mx, &share[k].mx[j]);
+            grad_add_counts(&mx, &share[k].mx[j]);
         r->err[j] = grad_sums_value(&share[0].sums[j]);
         grad_sums_merge(&p->err_total[j], &share[0].sums[j]);
         if (grad_is_mx(run->formats[j])) {
             r->fmt[j] = mx;
-            add_counts(&p->mx_total[j], &mx);
+            grad_add_counts(&p->mx_total[j], &mx);
         }
     }
     pthread_mutex_unlock(&p->lock);
@@ -405,9 +398,9 @@ static bool pass2(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
             r->loss.fmt[j] = st[global_at].fmt[j] = r->fmt[j];
     pthread_mutex_lock(&p->lock);
     for (int j = 0; j < run->nformats; j++) {
-        add_counts(&run->total.loss.fmt[j], &st[global_at].fmt[j]);
+        grad_add_counts(&run->total.loss.fmt[j], &st[global_at].fmt[j]);
         if (grad_has_amax_scale(run->formats[j]))
-            add_counts(&run->total.amax_scale[j].fmt[j], &r->amax_scale[j].fmt[j]);
+            grad_add_counts(&run->total.amax_scale[j].fmt[j], &r->amax_scale[j].fmt[j]);
     }
     pthread_mutex_unlock(&p->lock);
     return true;

@@ -39,6 +39,13 @@ void grad_row_set_stats(grad_row *r, const fpk_stats *s)
     memcpy(r->fmt, s->fmt, sizeof r->fmt);
 }
 
+void grad_add_counts(fpk_format_counts *into, const fpk_format_counts *from)
+{
+    into->underflow += from->underflow;
+    into->subnormal += from->subnormal;
+    into->overflow += from->overflow;
+}
+
 void grad_row_free(grad_row *r)
 {
     free(r->name);

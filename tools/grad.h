@@ -90,6 +90,8 @@ static inline uint64_t grad_nonzero(const grad_row *r)
  * new memory); dies if memory runs out. */
 void grad_row_set_stats(grad_row *r, const fpk_stats *s);
 void grad_row_free(grad_row *r);
+/* INTO += FROM. */
+void grad_add_counts(fpk_format_counts *into, const fpk_format_counts *from);
 /* floor(log2|x|) of the smallest and largest nonzero finite |x|, and of the
  * lower median (element ceil(n/2) in increasing order); false if none. */
 bool grad_log2_range(const grad_row *r, int *lo, int *hi);

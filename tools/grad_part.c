@@ -331,11 +331,8 @@ static void add_total(cli_buf *b, const grad_run *run, struct merging *m)
         total->amax = t.amax;
     for (size_t i = 0; i < t.hist_n; i++)
         total->log2_hist[t.hist_min - FPK_LOG2_MIN + (int)i] += t.hist[i];
-    for (int j = 0; j < nf; j++) {
-        total->fmt[j].underflow += t.fmt[j].underflow;
-        total->fmt[j].subnormal += t.fmt[j].subnormal;
-        total->fmt[j].overflow += t.fmt[j].overflow;
-    }
+    for (int j = 0; j < nf; j++)
+        grad_add_counts(&total->fmt[j], &t.fmt[j]);
     free(t.hist);
     cli_buf_get(b, m->part, (size_t)nf * sizeof *m->part);
     for (int j = 0; j < nf; j++)

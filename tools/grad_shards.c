@@ -103,13 +103,6 @@ void grad_shard_amax(grad_run *run)
     free(group);
 }
 
-static void add_counts(fpk_format_counts *into, const fpk_format_counts *from)
-{
-    into->underflow += from->underflow;
-    into->subnormal += from->subnormal;
-    into->overflow += from->overflow;
-}
-
 /* INTO += FROM, a shard of the same tensor, for NF formats. */
 static void add_shard(grad_row *into, const grad_row *from, int nf)
 {
@@ -133,11 +126,11 @@ static void add_shard(grad_row *into, const grad_row *from, int nf)
         into->hist_n = (size_t)(hi - lo);
     }
     for (int j = 0; j < nf; j++) {
-        add_counts(&into->fmt[j], &from->fmt[j]);
+        grad_add_counts(&into->fmt[j], &from->fmt[j]);
         into->err[j].x2 += from->err[j].x2;
         into->err[j].e2 += from->err[j].e2;
-        add_counts(&into->loss.fmt[j], &from->loss.fmt[j]);
-        add_counts(&into->amax_scale[j].fmt[j], &from->amax_scale[j].fmt[j]);
+        grad_add_counts(&into->loss.fmt[j], &from->loss.fmt[j]);
+        grad_add_counts(&into->amax_scale[j].fmt[j], &from->amax_scale[j].fmt[j]);
     }
     /* The scales themselves come from the tensor's amax (grad_shard_amax),
      * alike in every shard: INTO, a copy of the first, has them. */
