@@ -471,7 +471,8 @@ static uint64_t extent_at(const fpk_dump *d, uint64_t offset, uint64_t end, bool
     return end;
 }
 
-int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err)
+/* Checks that elements FIRST .. FIRST+N-1 of tensor I exist. */
+static int check_range(const fpk_dump *d, size_t i, uint64_t first, size_t n, fpk_error *err)
 {
     if (i >= d->ntensors)
         return fpki_dump_error(err, FPK_ERANGE, d, "tensor %zu requested; the file has %zu", i,
@@ -485,6 +486,40 @@ int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, 
                                " requested; tensor \"%s\" has %" PRIu64,
                                n, first, name, t->count);
     }
+    return FPK_OK;
+}
+
+int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out,
+                      fpk_error *err)
+{
+    int rc = check_range(d, i, first, n, err);
+    if (rc != FPK_OK || n == 0)
+        return rc;
+    const fpk_tensor *t = &d->tensors[i];
+    size_t size = fpk_dtype_size(t->dtype);
+    /* Validated when opened: offset + count * size lies inside the file. */
+    rc = fpki_dump_pread(d, out, n * size, t->offset + first * size, "tensor data", err);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    bool swap = !t->big_endian;
+#else
+    bool swap = t->big_endian;
+#endif
+    if (rc == FPK_OK && swap && size > 1)
+        for (unsigned char *p = out, *end = p + n * size; p < end; p += size)
+            for (size_t a = 0, b = size - 1; a < b; a++, b--) {
+                unsigned char c = p[a];
+                p[a] = p[b];
+                p[b] = c;
+            }
+    return rc;
+}
+
+int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err)
+{
+    int rc = check_range(d, i, first, n, err);
+    if (rc != FPK_OK)
+        return rc;
+    const fpk_tensor *t = &d->tensors[i];
     const fpk_format *f = fpk_dtype_format(t->dtype);
     size_t size = fpk_dtype_size(t->dtype);
     /* Validated when opened: offset + count * size lies inside the file. */

@@ -383,6 +383,11 @@ const char *fpk_dump_metadata(const fpk_dump *d, const char *key);
 /* Elements FIRST .. FIRST+N-1 of tensor I, in storage order, converted
  * exactly to double (every dtype fits). */
 int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err);
+/* The same elements as stored (fpk_dtype_size bytes each), in the host's
+ * byte order: for fpk_array_* and fpk_stats_add_array, without a
+ * conversion to double. */
+int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out,
+                      fpk_error *err);
 
 /* Calls VISIT for every dump file under PATH: PATH itself if it is a file,
  * else the regular files named *.npy or *.safetensors below it, in sorted

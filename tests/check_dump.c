@@ -225,6 +225,32 @@ static void expect_values(fpk_dump *d, size_t i, const uint64_t *want, uint64_t 
             tu_check(&rep, &fpk_fp64, (ref_result){want[j], 0}, g, 0, "%s element %" PRIu64,
                      what, j);
         }
+    /* The raw read: the stored encodings in host order, which widen to
+     * the same doubles, bit for bit. */
+    fpk_dtype t = fpk_dump_tensor(d, i)->dtype;
+    size_t size = fpk_dtype_size(t);
+    unsigned char *raw = malloc((n ? n : 1) * size);
+    ck_assert_ptr_nonnull(raw);
+    rc = fpk_dump_read_raw(d, i, 0, (size_t)n, raw, &err);
+    if (expect(rc == FPK_OK, "%s: raw read failed: %s", what, err.msg))
+        for (uint64_t j = 0; j < n; j++) {
+            uint64_t bits = 0;
+            if (size == 1)
+                bits = raw[j];
+            else if (size == 2)
+                bits = ((uint16_t *)(void *)raw)[j];
+            else if (size == 4)
+                bits = ((uint32_t *)(void *)raw)[j];
+            else
+                bits = ((uint64_t *)(void *)raw)[j];
+            fpk_ctx c = fpk_ctx_default();
+            uint64_t w = fpk_convert(&fpk_fp64, fpk_dtype_format(t), bits, &c);
+            /* fpk_dump_read keeps NaN payloads as the raw encoding does */
+            tu_check(&rep, &fpk_fp64, (ref_result){double_bits(got[j]), 0},
+                     is_nan_bits(w) && is_nan_bits(double_bits(got[j])) ? double_bits(got[j]) : w,
+                     0, "%s raw element %" PRIu64, what, j);
+        }
+    free(raw);
     free(got);
 }
 
@@ -1155,6 +1181,11 @@ START_TEST(test_not_dumps)
                strstr(err.msg, "file ends at byte"),
            "read of a shrunk file: %d %s", rc, err.msg);
     expect(fpk_dump_read(d, 0, 0, 13, x, &err) == FPK_OK, "the part still there reads");
+    uint16_t raw[15];
+    rc = fpk_dump_read_raw(d, 0, 0, 15, raw, &err);
+    expect(rc == FPK_EIO && strstr(err.msg, path) == err.msg && strstr(err.msg, "file ends at byte"),
+           "raw read of a shrunk file: %d %s", rc, err.msg);
+    expect(fpk_dump_read_raw(d, 0, 0, 13, raw, &err) == FPK_OK, "the part still there reads raw");
     fpk_dump_close(d);
     unlink(path);
     fpk_dump_close(NULL);
@@ -1216,6 +1247,31 @@ START_TEST(test_chunks)
                    strstr(err.msg, "requested"),
                "read %zu %" PRIu64 " %zu: %d %s", out[i].i, out[i].first, out[i].k, rc, err.msg);
     }
+    /* Raw reads: the same elements as stored, in host order, and the same
+     * range checks. */
+    uint16_t *raw = malloc(n * sizeof *raw), *rawpart = malloc(n * sizeof *rawpart);
+    ck_assert(raw && rawpart);
+    ck_assert_int_eq(fpk_dump_read_raw(d, 0, 0, n, raw, &err), FPK_OK);
+    for (size_t i = 0; i < n; i++)
+        expect(raw[i] == ((i * 40503) & 0xffff), "raw element %zu: 0x%04x", i, raw[i]);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        memset(rawpart, 0xff, n * sizeof *rawpart);
+        for (size_t first = 0; first < n; first += sizes[si]) {
+            size_t k = n - first < sizes[si] ? n - first : sizes[si];
+            ck_assert_int_eq(fpk_dump_read_raw(d, 0, first, k, rawpart + first, &err), FPK_OK);
+        }
+        expect(memcmp(raw, rawpart, n * sizeof *raw) == 0, "raw chunks of %zu differ", sizes[si]);
+    }
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+        err = (fpk_error){0, ""};
+        int rc = fpk_dump_read_raw(d, out[i].i, out[i].first, out[i].k, rawpart, &err);
+        expect(rc == FPK_ERANGE && strstr(err.msg, path) == err.msg && strstr(err.msg, "requested"),
+               "raw read %zu %" PRIu64 " %zu: %d %s", out[i].i, out[i].first, out[i].k, rc,
+               err.msg);
+    }
+    expect(fpk_dump_read_raw(d, 0, n, 0, rawpart, NULL) == FPK_OK, "empty raw read at the end");
+    free(raw);
+    free(rawpart);
     expect(fpk_dump_read(d, 0, n, 0, part, NULL) == FPK_OK, "empty read at the end");
     expect(fpk_dump_read(d, 1, 0, 0, part, NULL) == FPK_ERANGE, "no error buffer");
     fpk_dump_close(d);

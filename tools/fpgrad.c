@@ -282,12 +282,19 @@ static void *reread_share(void *arg)
             fpk_error err;
             r->q.pos = walk.pos;
             r->q.left = walk.left;
-            if (fpk_dump_read(r->d, r->tensor, walk.pos, n, x, &err) != FPK_OK) {
+            /* float32 as stored; every other dtype through double */
+            bool raw = fpk_dump_tensor(r->d, r->tensor)->dtype == FPK_DTYPE_F32;
+            int rc = raw ? fpk_dump_read_raw(r->d, r->tensor, walk.pos, n, x32, &err)
+                         : fpk_dump_read(r->d, r->tensor, walk.pos, n, x, &err);
+            if (rc != FPK_OK) {
                 fail(r->p, cli_error_status(&err), err.msg);
                 r->ok = false;
                 break;
             }
-            grad_quant_add(&r->q, x, n, x32, y, r->mx, r->sums);
+            if (!raw && r->q.exact32)
+                for (size_t i = 0; i < n; i++)
+                    x32[i] = (float)x[i];
+            grad_quant_add(&r->q, x, x32, n, y, r->mx, r->sums);
         }
         walk.pos += n;
         walk.left -= n;

@@ -163,11 +163,25 @@ typedef struct grad_sums {
 void grad_sums_merge(grad_sums *into, const grad_sums *from);
 /* Each sum rounded to the nearest double. */
 grad_err grad_sums_value(const grad_sums *s);
-/* Adds the next N elements X, as grad_quant_next sized them, to the MX
+/* Adds the next N elements, as grad_quant_next sized them, to the MX
  * formats' counts K and every format's error sums E (indexed as RUN's
- * formats); X32 and Y hold N floats of scratch. */
-void grad_quant_add(grad_quant *q, const double *x, size_t n, float *x32, float *y,
+ * formats): X32 holds them if Q->exact32, else X does; the other of the
+ * two, and Y, hold N elements of scratch. */
+void grad_quant_add(grad_quant *q, double *x, float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e);
+/* grad_err.c: the lanes' sums of the squares of the nonzero finite
+ * X[0..N-1] whose results Y are finite, and of their errors Y - X, in
+ * double, in an order fixed whatever the instruction set: element i
+ * into lane i % GRAD_LANES. */
+#define GRAD_LANES 16
+void grad_err_lanes(const float *x, const float *y, size_t n, double x2[GRAD_LANES],
+                    double e2[GRAD_LANES]);
+/* The same sums when X's counted elements all have finite results: their
+ * squares alone, and the errors' alone (NEAR: Y rounded to nearest or
+ * toward zero, so that the error is a float32); the lanes equal
+ * grad_err_lanes's. */
+void grad_x2_lanes(const float *x, size_t n, double x2[GRAD_LANES]);
+void grad_e2_lanes(const float *x, const float *y, size_t n, bool near, double e2[GRAD_LANES]);
 /* E's SQNR in dB; *NONE when there is no signal or no error. */
 double grad_sqnr_db(const grad_err *e, bool *none);
 

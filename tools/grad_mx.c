@@ -159,9 +159,114 @@ grad_err grad_sums_value(const grad_sums *s)
     return (grad_err){sum_value(&s->x2), sum_value(&s->e2)};
 }
 
+/* One MX format on X32[0..N-1], a piece of the stream starting on a block
+ * boundary: the results into Y, the blocks' counts into K. */
+static void mx_quantize(const grad_quant *q, const fpk_format *elem, const float *x32, float *y,
+                        size_t n, fpk_format_counts *k)
+{
+    fpk_mx_block blocks[PIECE_BLOCKS];
+    for (size_t done = 0; done < n;) {
+        uint64_t row_left = q->rowlen - (q->pos + done) % q->rowlen;
+        size_t len = n - done < row_left ? n - done : (size_t)row_left;
+        if (len > (size_t)PIECE_BLOCKS * FPK_MX_BLOCK)
+            len = (size_t)PIECE_BLOCKS * FPK_MX_BLOCK;
+        fpk_ctx c = fpk_ctx_default();
+        c.round = q->run->round;
+        c.sr_counter = q->pos + done;
+        fpk_mx_quantize(elem, FPK_MX_FLOOR, FPK_MX_BLOCK, x32 + done, len, NULL, NULL,
+                        y + done, blocks, &c);
+        for (size_t b = 0; b < (len + FPK_MX_BLOCK - 1) / FPK_MX_BLOCK; b++) {
+            k->underflow += blocks[b].flushed;
+            k->subnormal += blocks[b].subnormal;
+            k->overflow += blocks[b].saturated;
+        }
+        done += len;
+    }
+}
+
+/* The result of X * S in the per-tensor format F, divided by S again, in
+ * double: the path for any scale, element by element. */
+static double scaled_result(const grad_quant *q, const fpk_format *f, double x, size_t i)
+{
+    fpk_ctx c = fpk_ctx_default();
+    c.round = q->run->round;
+    c.sr_counter = q->pos + i;
+    return fpk_to_double(f, fpk_from_double_scaled(f, x, q->run->scale, &c)) / q->run->scale;
+}
+
+/* Adds lanes X2 and E2 (either NULL) to E's exact sums. */
+static void add_lanes(grad_sums *e, const double *x2, const double *e2)
+{
+    for (int l = 0; l < GRAD_LANES; l++) {
+        if (x2)
+            sum_add(&e->x2, x2[l]);
+        if (e2)
+            sum_add(&e->e2, e2[l]);
+    }
+}
+
+/* The float32 path: the fast array conversions where they serve, and the
+ * sums of grad_err.c in lanes, added to the exact ones lane by lane.
+ * Results that are all finite (nothing overflowed to an infinity or a
+ * NaN) share the squares of the elements, summed once. */
+static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float *y,
+                    fpk_format_counts *k, grad_sums *e)
+{
+    const grad_run *run = q->run;
+    fpk_round mode = run->round;
+    bool near = mode == FPK_RNE || mode == FPK_RNA || mode == FPK_RTZ;
+    bool have_x = false, have_x2 = false;
+    double x2[GRAD_LANES], e2[GRAD_LANES];
+    for (int j = 0; j < run->nformats; j++) {
+        const fpk_format *f = run->formats[j];
+        fpk_ctx c = fpk_ctx_default();
+        c.round = mode;
+        c.sr_counter = q->pos;
+        bool finite;
+        if (grad_is_mx(f)) {
+            mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
+            uint64_t nan = 0; /* in a block with a NaN or an infinity */
+            for (size_t i = 0; i < n; i++)
+                nan += (fabsf(x32[i]) <= FLT_MAX) & (x32[i] != 0) & isnan(y[i]);
+            k[j].overflow += nan;
+            finite = nan == 0;
+        } else if (run->scale == 1 &&
+                   fpk_array_quantize(f, y, FPK_DTYPE_F32, x32, n, &c, q->threads)) {
+            finite = !(c.flags & FPK_OVERFLOW);
+        } else {
+            /* any scale: element by element, summed exactly */
+            if (!have_x)
+                for (size_t i = 0; i < n; i++)
+                    x[i] = x32[i];
+            have_x = true;
+            for (size_t i = 0; i < n; i++) {
+                if (x[i] == 0 || !(fabs(x[i]) <= DBL_MAX))
+                    continue;
+                double v = scaled_result(q, f, x[i], i);
+                if (fabs(v) <= DBL_MAX) {
+                    sum_add(&e[j].x2, x[i] * x[i]);
+                    sum_add(&e[j].e2, (v - x[i]) * (v - x[i]));
+                }
+            }
+            continue;
+        }
+        if (finite) {
+            if (!have_x2)
+                grad_x2_lanes(x32, n, x2);
+            have_x2 = true;
+            grad_e2_lanes(x32, y, n, near, e2);
+            add_lanes(&e[j], x2, e2);
+        } else {
+            double fx2[GRAD_LANES];
+            grad_err_lanes(x32, y, n, fx2, e2);
+            add_lanes(&e[j], fx2, e2);
+        }
+    }
+}
+
 /* Adds the error of X's result V to E, X nonzero and finite, if V is
- * finite; else takes X^2 back out of E->x2, where grad_quant_add puts the
- * X^2 of every nonzero finite element, once for all formats. */
+ * finite; else takes X^2 back out of E->x2, where add_f64 puts the X^2 of
+ * every nonzero finite element, once for all formats. */
 static inline void add_error(grad_sums *e, double x, double v)
 {
     if (fabs(v) <= DBL_MAX)
@@ -183,79 +288,16 @@ static size_t counted(const double *x, size_t n, uint32_t *idx)
     return m;
 }
 
-/* Adds the errors of the results Y (float32 values) of X's elements at
- * IDX[0..M-1] to E. */
-static void add_errors(grad_sums *e, const double *x, const float *y, const uint32_t *idx,
-                       size_t m)
-{
-    for (size_t k = 0; k < m; k++)
-        add_error(e, x[idx[k]], y[idx[k]]);
-}
-
-/* One MX format on X[0..N-1] (X32 the same as float32), a piece of the
- * stream starting on a block boundary: counts into K, errors into E. */
-static void add_mx(const grad_quant *q, const fpk_format *elem, const double *x,
-                   const float *x32, float *y, size_t n, const uint32_t *idx, size_t m,
-                   fpk_format_counts *k, grad_sums *e)
-{
-    fpk_mx_block blocks[PIECE_BLOCKS];
-    for (size_t done = 0; done < n;) {
-        uint64_t row_left = q->rowlen - (q->pos + done) % q->rowlen;
-        size_t len = n - done < row_left ? n - done : (size_t)row_left;
-        if (len > (size_t)PIECE_BLOCKS * FPK_MX_BLOCK)
-            len = (size_t)PIECE_BLOCKS * FPK_MX_BLOCK;
-        fpk_ctx c = fpk_ctx_default();
-        c.round = q->run->round;
-        c.sr_counter = q->pos + done;
-        fpk_mx_quantize(elem, FPK_MX_FLOOR, FPK_MX_BLOCK, x32 + done, len, NULL, NULL,
-                        y + done, blocks, &c);
-        for (size_t b = 0; b < (len + FPK_MX_BLOCK - 1) / FPK_MX_BLOCK; b++) {
-            k->underflow += blocks[b].flushed;
-            k->subnormal += blocks[b].subnormal;
-            k->overflow += blocks[b].saturated;
-        }
-        done += len;
-    }
-    for (size_t j = 0; j < m; j++)
-        k->overflow += isnan(y[idx[j]]); /* in a block with a NaN or an infinity */
-    add_errors(e, x, y, idx, m);
-}
-
-/* A per-tensor format F on X[0..N-1]: each element rounded as the run's
- * statistics round it, x * S, then divided by S again in double. */
-static void add_per_tensor(const grad_quant *q, const fpk_format *f, const double *x,
-                           const float *x32, float *y, size_t n, const uint32_t *idx, size_t m,
-                           grad_sums *e)
-{
-    const grad_run *run = q->run;
-    fpk_ctx c = fpk_ctx_default();
-    c.round = run->round;
-    c.sr_counter = q->pos;
-    if (q->exact32 && run->scale == 1 &&
-        fpk_array_quantize(f, y, FPK_DTYPE_F32, x32, n, &c, q->threads)) {
-        add_errors(e, x, y, idx, m);
-        return;
-    }
-    for (size_t j = 0; j < m; j++) {
-        size_t i = idx[j];
-        c.sr_counter = q->pos + i;
-        add_error(e, x[i],
-                  fpk_to_double(f, fpk_from_double_scaled(f, x[i], run->scale, &c)) / run->scale);
-    }
-}
-
-void grad_quant_add(grad_quant *q, const double *x, size_t n, float *x32, float *y,
+/* The float64 path: each element rounded to float32 as the statistics
+ * round it for the MX formats; the per-tensor formats round the double
+ * itself; every error summed exactly. */
+static void add_f64(grad_quant *q, const double *x, float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e)
 {
-    if (q->exact32) { /* float32 values: the cast is exact */
-        for (size_t i = 0; i < n; i++)
-            x32[i] = (float)x[i];
-    } else { /* rounded by the library, as the statistics round */
-        fpk_ctx c = fpk_ctx_default();
-        for (size_t i = 0; i < n; i++) {
-            uint32_t bits = (uint32_t)fpk_from_double(&fpk_fp32, x[i], &c);
-            memcpy(&x32[i], &bits, sizeof bits);
-        }
+    fpk_ctx c = fpk_ctx_default();
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits = (uint32_t)fpk_from_double(&fpk_fp32, x[i], &c);
+        memcpy(&x32[i], &bits, sizeof bits);
     }
     uint32_t *idx = cli_xcalloc(n ? n : 1, sizeof *idx);
     size_t m = counted(x, n, idx);
@@ -264,15 +306,30 @@ void grad_quant_add(grad_quant *q, const double *x, size_t n, float *x32, float 
         sum_add(x2, x[idx[j]] * x[idx[j]]);
     for (int j = 0; j < q->run->nformats; j++) {
         const fpk_format *f = q->run->formats[j];
-        if (grad_is_mx(f))
-            add_mx(q, mx_element(f), x, x32, y, n, idx, m, &k[j], &e[j]);
-        else
-            add_per_tensor(q, f, x, x32, y, n, idx, m, &e[j]);
+        if (grad_is_mx(f)) {
+            mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
+            for (size_t i = 0; i < m; i++) {
+                k[j].overflow += isnan(y[idx[i]]); /* in a block with a NaN or an infinity */
+                add_error(&e[j], x[idx[i]], y[idx[i]]);
+            }
+        } else {
+            for (size_t i = 0; i < m; i++)
+                add_error(&e[j], x[idx[i]], scaled_result(q, f, x[idx[i]], idx[i]));
+        }
         for (int p = 0; p < GRAD_SUM_BUCKETS; p++)
             e[j].x2.bucket[p] += x2->bucket[p];
     }
     free(x2);
     free(idx);
+}
+
+void grad_quant_add(grad_quant *q, double *x, float *x32, size_t n, float *y,
+                    fpk_format_counts *k, grad_sums *e)
+{
+    if (q->exact32)
+        add_f32(q, x, x32, n, y, k, e);
+    else
+        add_f64(q, x, x32, n, y, k, e);
     q->pos += n;
     q->left -= n;
 }
