@@ -10,7 +10,12 @@
  * the flags come from integer compares and the exact round trip
  * vcvtph2ps.  AVX512-BF16's vcvtneps2bf16 is not used: it flushes float32
  * subnormal inputs to zero whatever MXCSR says, and the integer kernel
- * rounds bf16 in three operations anyway. */
+ * rounds bf16 in three operations anyway.
+ *
+ * bf16, tf32, e4m3 and e5m2 under RNE and RTZ without options have an
+ * AVX-512 kernel of their own (near16): integer rounding above the least
+ * normal, the vector unit's rounding below it, and overflows, infinities
+ * and NaNs only in the vectors that hold one. */
 #include <string.h>
 
 #include "array-kern.h"
@@ -235,6 +240,214 @@ f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool strea
     return f16c_flags(ix, uf, of, inv);
 }
 
+/* Whether P is a conversion near_avx512 does: bf16, tf32, e4m3 or e5m2
+ * under RNE or RTZ, without options. */
+static bool near_plain(const fpki_conv *p)
+{
+    return p->fmt != FPKI_K_FP16 && (p->mode == FPK_RNE || p->mode == FPK_RTZ) && !p->ftz &&
+           !p->daz && !p->saturate && !p->tiny_before;
+}
+
+/* fpki_conv1 for a format F under RNE or RTZ without options, 16 elements
+ * at a time.  Results at or above F's least normal round in the integers:
+ * half an ulp less one, plus the kept part's last bit, carries (RNE).
+ * Below it, where F's exponent range is narrower than float32's, the
+ * vector unit's own rounding does the work: adding 2^(emin - m + 23),
+ * whose ulp is F's least subnormal, rounds |x| onto F's subnormal grid
+ * under the mode in the instruction (MXCSR's mode plays no part, and DAZ
+ * cannot matter: a float32 subnormal is far below half of F's least
+ * subnormal), the sum's bits less the constant's are the encoding, and
+ * the sum less the constant, exactly, the value.  NEAR_CONSTS holds F's
+ * constants, which the compiler folds. */
+typedef struct near_consts {
+    bool rne, quant, subs, inf_enc, of_signed;
+    int d0, rounding;
+    uint32_t sign_shift;
+    __m512i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf, max32, magic, quiet;
+    __m512i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
+} near_consts;
+
+TARGET_AVX512 static inline __attribute__((always_inline)) near_consts
+near_setup(const fpk_format *f, fpk_round mode, bool quant)
+{
+    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
+    const bool rne = mode == FPK_RNE;
+    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
+    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
+    const uint32_t maxf = (uint32_t)f->max_finite, inf_enc = (uint32_t)f->inf;
+    const uint32_t nan_enc = (uint32_t)f->nan;
+    const uint32_t max32 = (maxf << d0) + ((uint32_t)(127 - f->bias) << 23);
+    const uint32_t of_val = quant ? (rne ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN) : max32)
+                                  : (rne ? (inf_enc ? inf_enc : nan_enc) : maxf);
+    const uint32_t inf_val = quant ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN)
+                                   : (inf_enc ? inf_enc : nan_enc);
+    near_consts c;
+    c.rne = rne;
+    c.quant = quant;
+    c.subs = emin != -126;
+    c.inf_enc = inf_enc != 0;
+    c.of_signed = !rne || inf_enc != 0; /* NaN results carry no sign */
+    c.d0 = d0;
+    c.rounding = (rne ? _MM_FROUND_TO_NEAREST_INT : _MM_FROUND_TO_ZERO) | _MM_FROUND_NO_EXC;
+    c.sign_shift = (uint32_t)(32 - f->width);
+    c.mag = _mm512_set1_epi32((int)FPKI_F32_MAG);
+    c.inf = _mm512_set1_epi32((int)FPKI_F32_INF);
+    c.low = _mm512_set1_epi32((int)((1u << d0) - 1));
+    c.high = _mm512_set1_epi32((int)~((1u << d0) - 1));
+    c.half = _mm512_set1_epi32((int)((1u << (d0 - 1)) - 1));
+    c.one = _mm512_set1_epi32(1);
+    c.rebias = _mm512_set1_epi32((int)((uint32_t)(127 - f->bias) << m));
+    c.min_normal = _mm512_set1_epi32((int)min_normal);
+    c.tiny = _mm512_set1_epi32(
+        (int)(rne ? min_normal - (1u << (emin - m - 2 - lsb_below)) : min_normal));
+    c.maxf = _mm512_set1_epi32((int)maxf);
+    c.max32 = _mm512_set1_epi32((int)max32);
+    c.magic = _mm512_set1_epi32((int)(c.subs ? (uint32_t)(emin - m + 23 + 127) << 23 : 0));
+    c.quiet = _mm512_set1_epi32((int)FPKI_F32_QUIET);
+    c.of_val = _mm512_set1_epi32((int)of_val);
+    c.inf_val = _mm512_set1_epi32((int)inf_val);
+    c.nan_val = _mm512_set1_epi32((int)(quant ? FPKI_F32_QNAN : nan_enc));
+    return c;
+}
+
+/* The flags near16 finds, as masks of elements. */
+typedef struct near_flags {
+    __mmask16 ix, uf, of, inv;
+} near_flags;
+
+/* The results of the LIVE ones of the 16 elements at X. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
+near16(const near_consts *c, const uint32_t *x, __mmask16 live, near_flags *fl)
+{
+    __m512i xi = _mm512_maskz_loadu_epi32(live, x);
+    __m512i a = _mm512_and_si512(xi, c->mag), s = _mm512_andnot_si512(c->mag, xi);
+    __m512i t = a;
+    if (c->rne)
+        t = _mm512_add_epi32(_mm512_add_epi32(a, c->half),
+                             _mm512_and_si512(_mm512_srli_epi32(a, (unsigned)c->d0), c->one));
+    __m512i kv = _mm512_sub_epi32(_mm512_srli_epi32(t, (unsigned)c->d0), c->rebias);
+    __m512i qv = _mm512_and_si512(t, c->high);
+    __mmask16 inexact = _mm512_test_epi32_mask(a, c->low);
+    if (c->subs) {
+        __mmask16 sub = _mm512_cmplt_epu32_mask(a, c->min_normal);
+        __m512 magic = _mm512_castsi512_ps(c->magic);
+        __m512 sum = _mm512_add_round_ps(_mm512_castsi512_ps(a), magic, c->rounding);
+        __m512i val = _mm512_castps_si512(_mm512_sub_ps(sum, magic)); /* exact */
+        kv = _mm512_mask_sub_epi32(kv, sub, _mm512_castps_si512(sum), c->magic);
+        qv = _mm512_mask_mov_epi32(qv, sub, val);
+        inexact = (__mmask16)((inexact & ~sub) | _mm512_mask_cmpneq_epi32_mask(sub, val, a));
+    }
+    fl->uf |= _mm512_mask_cmplt_epu32_mask(inexact, a, c->tiny);
+    __m512i sv = c->quant ? s : _mm512_srli_epi32(s, c->sign_shift);
+    __m512i r = _mm512_or_si512(c->quant ? qv : kv, sv);
+    /* Overflows, infinities and NaNs (all above max finite; padding lanes
+     * are zeros), seldom: their results replace the others. */
+    __mmask16 rare = _mm512_cmpgt_epu32_mask(a, c->max32);
+    if (__builtin_expect(rare != 0, 0)) {
+        __mmask16 special = _mm512_mask_cmpge_epu32_mask(rare, a, c->inf);
+        __mmask16 of = _mm512_mask_cmpgt_epu32_mask((__mmask16)(rare & ~special), kv, c->maxf);
+        __mmask16 isinf = _mm512_mask_cmpeq_epi32_mask(special, a, c->inf);
+        __mmask16 isnan = (__mmask16)(special & ~isinf);
+        inexact &= (__mmask16)~special;
+        fl->of |= of;
+        if (!c->inf_enc)
+            fl->inv |= isinf;
+        fl->inv |= _mm512_mask_testn_epi32_mask(isnan, a, c->quiet);
+        r = _mm512_mask_mov_epi32(r, of,
+                                  c->of_signed ? _mm512_or_si512(c->of_val, sv) : c->of_val);
+        r = _mm512_mask_mov_epi32(r, isinf,
+                                  c->inf_enc ? _mm512_or_si512(c->inf_val, sv) : c->inf_val);
+        r = _mm512_mask_mov_epi32(r, isnan, c->nan_val);
+    }
+    fl->ix |= inexact;
+    return r;
+}
+
+/* Stores the LIVE ones of the 16 results R at element I of Z, SIZE bytes
+ * each. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+near_store(void *z, size_t i, __m512i r, __mmask16 live, size_t size)
+{
+    /* (a masked narrowing store costs several times a plain one) */
+    bool all = live == 0xffff;
+    if (size == 1 && all)
+        _mm_storeu_si128((__m128i *)((uint8_t *)z + i), _mm512_cvtepi32_epi8(r));
+    else if (size == 1)
+        _mm512_mask_cvtepi32_storeu_epi8((uint8_t *)z + i, live, r);
+    else if (size == 2 && all)
+        _mm256_storeu_si256((__m256i *)((uint16_t *)z + i), _mm512_cvtepi32_epi16(r));
+    else if (size == 2)
+        _mm512_mask_cvtepi32_storeu_epi16((uint16_t *)z + i, live, r);
+    else
+        _mm512_mask_storeu_epi32((uint32_t *)z + i, live, r);
+}
+
+/* X[0..N-1] into Z under F and MODE (near16), a line of Z at a time with
+ * non-temporal stores when STREAM, after the head before its alignment;
+ * returns the flags. */
+TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
+near_avx512(const fpk_format *f, fpk_round mode, bool quant, const uint32_t *x, void *z,
+            size_t n, bool stream)
+{
+    const near_consts c = near_setup(f, mode, quant);
+    const size_t size = quant ? 4 : f->width <= 8 ? 1 : f->width <= 16 ? 2 : 4;
+    size_t head = stream ? fpki_stream_head(z, size) : SIZE_MAX;
+    size_t plain_end = head < n ? head : n, i = 0;
+    near_flags fl = {0, 0, 0, 0};
+    for (; i < plain_end; i += 16) {
+        __mmask16 live = (__mmask16)((1u << (plain_end - i < 16 ? plain_end - i : 16)) - 1);
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        near_store(z, i, near16(&c, x + i, live, &fl), live, size);
+    }
+    i = plain_end;
+    for (const size_t line = 64 / size; n - i >= line; i += line) {
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        __m512i out = near16(&c, x + i, 0xffff, &fl);
+        if (size == 1) {
+            _mm_prefetch((const char *)(x + i + 32) + FPKI_PREFETCH, _MM_HINT_T0);
+            out = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(out));
+            for (int q = 1; q < 4; q++) {
+                __m128i b = _mm512_cvtepi32_epi8(near16(&c, x + i + 16 * q, 0xffff, &fl));
+                out = q == 1   ? _mm512_inserti32x4(out, b, 1)
+                      : q == 2 ? _mm512_inserti32x4(out, b, 2)
+                               : _mm512_inserti32x4(out, b, 3);
+            }
+        } else if (size == 2) {
+            __m256i hi = _mm512_cvtepi32_epi16(near16(&c, x + i + 16, 0xffff, &fl));
+            out = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(out)), hi, 1);
+        }
+        _mm512_stream_si512((void *)((uint8_t *)z + size * i), out);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 live = (__mmask16)((1u << (n - i < 16 ? n - i : 16)) - 1);
+        near_store(z, i, near16(&c, x + i, live, &fl), live, size);
+    }
+    return (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
+           (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
+}
+
+TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
+near_fmt(const fpk_format *f, const fpki_conv *p, const uint32_t *x, void *z, size_t n,
+         bool stream)
+{
+    if (p->mode == FPK_RNE)
+        return p->quant ? near_avx512(f, FPK_RNE, true, x, z, n, stream)
+                        : near_avx512(f, FPK_RNE, false, x, z, n, stream);
+    return p->quant ? near_avx512(f, FPK_RTZ, true, x, z, n, stream)
+                    : near_avx512(f, FPK_RTZ, false, x, z, n, stream);
+}
+
+TARGET_AVX512 static unsigned near_any(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
+                                       bool stream)
+{
+    switch (p->fmt) {
+    case FPKI_K_BF16: return near_fmt(&fpki_k_bf16, p, x, z, n, stream);
+    case FPKI_K_TF32: return near_fmt(&fpki_k_tf32, p, x, z, n, stream);
+    case FPKI_K_E4M3: return near_fmt(&fpki_k_e4m3, p, x, z, n, stream);
+    default: return near_fmt(&fpki_k_e5m2, p, x, z, n, stream);
+    }
+}
+
 TARGET_AVX512 static unsigned conv_avx512(const fpki_conv *p, const uint32_t *x, void *z,
                                           size_t n, uint64_t index, bool stream)
 {
@@ -242,6 +455,8 @@ TARGET_AVX512 static unsigned conv_avx512(const fpki_conv *p, const uint32_t *x,
     if (f16c_exact(p))
         fl = p->mode == FPK_RTZ ? f16c_avx512(p, x, z, n, stream, true)
                                 : f16c_avx512(p, x, z, n, stream, false);
+    else if (near_plain(p))
+        fl = near_any(p, x, z, n, stream);
     else
         fl = fpki_conv_any(p, x, z, n, index, stream, store_avx512);
     if (stream)
