@@ -96,6 +96,25 @@ typedef struct fpki_sacc {
 typedef void fpki_stats_fn(const fpki_skeys *k, const uint32_t *x, size_t n, fpki_sacc *acc);
 extern fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT];
 
+/* The statistics under SR (array_stats.c), at a scale of 2^k: an element
+ * is counted first with the class RTZ gives it, and those whose neighbour
+ * away from zero has another class are decided by the SR rule (seed 0, 32
+ * random bits, the element's index as counter).  Per format, the least
+ * float32 magnitudes of each class above zero under RTZ and rounding
+ * away, and the format's fields the rule needs. */
+typedef struct fpki_srkeys {
+    int n, k;
+    uint32_t tz[FPK_STATS_MAX_FORMATS][3], away[FPK_STATS_MAX_FORMATS][3];
+    int emin[FPK_STATS_MAX_FORMATS], man_bits[FPK_STATS_MAX_FORMATS];
+} fpki_srkeys;
+
+/* DELTA[j][c] += how format j's count of class c (fpki_stats_class)
+ * changes when X[0..N-1] (float32 encodings, element i with counter
+ * INDEX + i) are decided so. */
+typedef void fpki_srfix_fn(const fpki_srkeys *k, const uint32_t *x, size_t n, uint64_t index,
+                           int64_t (*delta)[4]);
+extern fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT];
+
 /* The encoding of element I of X, an array of dtype T in host order. */
 static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
 {

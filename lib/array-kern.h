@@ -562,4 +562,50 @@ FPKI_INLINE void fpki_stats_any(const fpki_skeys *keys, const uint32_t *restrict
     acc->hist[0] -= padding;
 }
 
+/* The number of T[0..2] at or below A: A's class under them. */
+FPKI_INLINE int fpki_class_below(const uint32_t *t, uint32_t a)
+{
+    return (a >= t[0]) + (a >= t[1]) + (a >= t[2]);
+}
+
+/* The top 32 bits of the fraction of an ulp that rounding the float32
+ * magnitude A (nonzero, finite) times 2^K into a format of EMIN and M
+ * discards: A * 2^K = sig * 2^e0 exactly, and d of its bits go. */
+FPKI_INLINE uint32_t fpki_sr_frac(uint32_t a, int k, int emin, int m)
+{
+    uint32_t ef = a >> 23, sig = ef ? (a & 0x7fffffu) | 0x800000u : a;
+    int e0 = (ef ? (int)ef : 1) - 150 + k, top = e0 + 31 - __builtin_clz(sig);
+    int d = (top > emin ? top : emin) - m - e0;
+    if (d <= 0)
+        return 0;
+    if (d <= 32)
+        return (d < 32 ? sig & ((1u << d) - 1) : sig) << (32 - d);
+    return d - 32 < 32 ? sig >> (d - 32) : 0;
+}
+
+/* fpki_srfix_fn's body, an element at a time. */
+FPKI_INLINE void fpki_srfix_any(const fpki_srkeys *k, const uint32_t *x, size_t n,
+                                uint64_t index, int64_t (*delta)[4])
+{
+    const uint64_t seed_mix = fpki_mix64(0);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a = x[i] & FPKI_F32_MAG;
+        if (a == 0 || a >= FPKI_F32_INF)
+            continue;
+        for (int j = 0; j < k->n; j++) {
+            int lo = fpki_class_below(k->tz[j], a), hi = fpki_class_below(k->away[j], a);
+            if (lo == hi)
+                continue;
+            uint64_t ctr = index + i;
+            uint32_t rnd = (uint32_t)(fpki_mix64(seed_mix ^ (ctr * 0x9e3779b97f4a7c15u +
+                                                             0x632be59bd9b4e019u)) >>
+                                      32);
+            if (rnd < fpki_sr_frac(a, k->k, k->emin[j], k->man_bits[j])) {
+                delta[j][lo]--;
+                delta[j][hi]++;
+            }
+        }
+    }
+}
+
 #endif

@@ -43,6 +43,12 @@ static void stats_c(const fpki_skeys *k, const uint32_t *x, size_t n, fpki_sacc 
     fpki_stats_any(k, x, n, acc);
 }
 
+static void srfix_c(const fpki_srkeys *k, const uint32_t *x, size_t n, uint64_t index,
+                    int64_t (*delta)[4])
+{
+    fpki_srfix_any(k, x, n, index, delta);
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
@@ -585,11 +591,114 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
             acc->hist[b] += hist[t][b];
 }
 
+TARGET_AVX2 static void srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t n,
+                                   uint64_t index, int64_t (*delta)[4])
+{
+    fpki_srfix_any(k, x, n, index, delta);
+}
+
+/* The top 32 bits of fpk_sr_hash(0, ctr) for the 8 counters whose
+ * products with the golden ratio CTR_G holds, in the low halves of the
+ * 64-bit lanes. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i hash8(__m512i ctr_g,
+                                                                        __m512i seed_mix)
+{
+    const __m512i c0 = _mm512_set1_epi64((long long)0x632be59bd9b4e019u);
+    const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9u);
+    const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebu);
+    __m512i z = _mm512_xor_si512(seed_mix, _mm512_add_epi64(ctr_g, c0));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), m1);
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
+    return _mm512_srli_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 31)), 32);
+}
+
+/* fpki_srfix_any, 16 elements at a time.  An element rounded away from
+ * zero crosses the class boundaries c with away[c] <= |x| < tz[c], which
+ * are consecutive: from its RTZ class to its away one, one at a time.  So
+ * per boundary, vector compares find the elements that may cross it, and
+ * only vectors holding some compute the rule (hash and discarded
+ * fraction); per lane counters count the crossings. */
+TARGET_AVX512 static void srfix_avx512(const fpki_srkeys *k, const uint32_t *x, size_t n,
+                                       uint64_t index, int64_t (*delta)[4])
+{
+    const __m512i mag = _mm512_set1_epi32((int)FPKI_F32_MAG), one = _mm512_set1_epi32(1);
+    const __m512i man = _mm512_set1_epi32(0x7fffff), hidden = _mm512_set1_epi32(0x800000);
+    const __m512i thirty_two = _mm512_set1_epi32(32);
+    const __m512i seed_mix = _mm512_set1_epi64((long long)fpki_mix64(0));
+    const uint64_t golden = 0x9e3779b97f4a7c15u;
+    const __m512i lsb_exp = _mm512_set1_epi32(k->k - 150);
+    __m512i crossed[FPK_STATS_MAX_FORMATS][3];
+    for (int j = 0; j < k->n; j++)
+        for (int c = 0; c < 3; c++)
+            crossed[j][c] = _mm512_setzero_si512();
+    /* counter * golden for the 16 elements, two vectors of 8 */
+    __m512i ctr_g = _mm512_add_epi64(
+        _mm512_set1_epi64((long long)(index * golden)),
+        _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                           _mm512_set1_epi64((long long)golden)));
+    const __m512i step8 = _mm512_set1_epi64((long long)(8 * golden));
+    const __m512i step16 = _mm512_set1_epi64((long long)(16 * golden));
+    for (size_t i = 0; i < n; i += 16, ctr_g = _mm512_add_epi64(ctr_g, step16)) {
+        __mmask16 live = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
+        /* zeros, infinities and NaNs lie in no range: away[0] > 0 */
+        __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i), mag);
+        __mmask16 may[FPK_STATS_MAX_FORMATS][3], any = 0;
+        for (int j = 0; j < k->n; j++)
+            for (int c = 0; c < 3; c++) {
+                may[j][c] = _mm512_mask_cmplt_epu32_mask(
+                    _mm512_cmpge_epu32_mask(a, _mm512_set1_epi32((int)k->away[j][c])), a,
+                    _mm512_set1_epi32((int)k->tz[j][c]));
+                any |= may[j][c];
+            }
+        if (!any)
+            continue;
+        __m512i h0 = hash8(ctr_g, seed_mix);
+        __m512i h1 = hash8(_mm512_add_epi64(ctr_g, step8), seed_mix);
+        __m512i rnd = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(h0)),
+                                         _mm512_cvtepi64_epi32(h1), 1);
+        /* |x| = sig * 2^e0 (times the scale), its top bit at TOP */
+        __m512i ef = _mm512_srli_epi32(a, 23);
+        __mmask16 normal = _mm512_test_epi32_mask(ef, ef);
+        __m512i sig = _mm512_mask_or_epi32(a, normal, _mm512_and_si512(a, man), hidden);
+        __m512i e0 = _mm512_add_epi32(_mm512_max_epi32(ef, one), lsb_exp);
+        __m512i top = _mm512_sub_epi32(_mm512_add_epi32(e0, _mm512_set1_epi32(31)),
+                                       _mm512_lzcnt_epi32(sig));
+        for (int j = 0; j < k->n; j++) {
+            __mmask16 mine = may[j][0] | may[j][1] | may[j][2];
+            if (!mine)
+                continue;
+            /* d bits discarded: the low d moved to the top when d <= 32,
+             * else shifted down (counts of 32 or more give zeros) */
+            __m512i d = _mm512_sub_epi32(
+                _mm512_max_epi32(top, _mm512_set1_epi32(k->emin[j])),
+                _mm512_add_epi32(e0, _mm512_set1_epi32(k->man_bits[j])));
+            __m512i low = _mm512_sub_epi32(_mm512_sllv_epi32(one, d), one);
+            __m512i frac = _mm512_srlv_epi32(sig, _mm512_sub_epi32(d, thirty_two));
+            frac = _mm512_mask_sllv_epi32(frac, _mm512_cmple_epi32_mask(d, thirty_two),
+                                          _mm512_and_si512(sig, low),
+                                          _mm512_sub_epi32(thirty_two, d));
+            __mmask16 inexact = _mm512_cmpgt_epi32_mask(d, _mm512_setzero_si512());
+            __mmask16 away = _mm512_mask_cmplt_epu32_mask(mine & inexact, rnd, frac);
+            for (int c = 0; c < 3; c++)
+                crossed[j][c] = _mm512_mask_add_epi32(crossed[j][c], away & may[j][c],
+                                                      crossed[j][c], one);
+        }
+    }
+    for (int j = 0; j < k->n; j++)
+        for (int c = 0; c < 3; c++) {
+            int64_t m = (int64_t)(uint32_t)_mm512_reduce_add_epi32(crossed[j][c]);
+            delta[j][c] -= m;
+            delta[j][c + 1] += m;
+        }
+}
+
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_avx2, conv_avx512};
 fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_avx2, widen_avx512};
 fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_avx2, stats_avx512};
+fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, srfix_avx2, srfix_avx512};
 #else
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_c, conv_c};
 fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_c, widen_c};
 fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_c, stats_c};
+fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, srfix_c, srfix_c};
 #endif

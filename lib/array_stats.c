@@ -48,6 +48,8 @@ typedef struct plan {
     bool sr;
     fpki_skeys keys;
     thresholds tz[FPK_STATS_MAX_FORMATS], away[FPK_STATS_MAX_FORMATS]; /* SR */
+    bool sr_exact;     /* SR at a scale of 2^k: the kernels decide */
+    fpki_srkeys srkeys;
 } plan;
 
 /* The keys: the first few are shared, then three (or six) per format. */
@@ -97,6 +99,19 @@ static fpk_round mirrored(fpk_round mode)
     return mode == FPK_RUP ? FPK_RDN : mode == FPK_RDN ? FPK_RUP : mode;
 }
 
+/* Whether S is 2^*K exactly. */
+static bool power_of_two(double s, int *k)
+{
+    uint64_t bits;
+    memcpy(&bits, &s, sizeof bits);
+    uint64_t man = bits & ((UINT64_C(1) << 52) - 1);
+    int e = (int)(bits >> 52 & 0x7ff);
+    if (bits >> 63 || e == 0x7ff || (e ? man : man & (man - 1)) != 0 || (!e && !man))
+        return false;
+    *k = e ? e - 1023 : -1074 + __builtin_ctzll(man);
+    return true;
+}
+
 static void make_plan(plan *p, fpk_stats *s)
 {
     memset(p, 0, sizeof *p);
@@ -129,8 +144,14 @@ static void make_plan(plan *p, fpk_stats *s)
         if (p->sr) {
             p->tz[j] = t;
             p->away[j] = find_thresholds(s, f, FPK_RUP);
+            memcpy(p->srkeys.tz[j], t.t, sizeof t.t);
+            memcpy(p->srkeys.away[j], p->away[j].t, sizeof t.t);
+            p->srkeys.emin[j] = f->emin;
+            p->srkeys.man_bits[j] = f->man_bits;
         }
     }
+    p->srkeys.n = s->nformats;
+    p->sr_exact = p->sr && power_of_two(s->scale, &p->srkeys.k);
 }
 
 static int class_below(const thresholds *t, uint32_t a)
@@ -138,46 +159,19 @@ static int class_below(const thresholds *t, uint32_t a)
     return (a >= t->t[0]) + (a >= t->t[1]) + (a >= t->t[2]);
 }
 
-/* Whether S is 2^*K exactly. */
-static bool power_of_two(double s, int *k)
-{
-    uint64_t bits;
-    memcpy(&bits, &s, sizeof bits);
-    uint64_t man = bits & ((UINT64_C(1) << 52) - 1);
-    int e = (int)(bits >> 52 & 0x7ff);
-    if (bits >> 63 || e == 0x7ff || (e ? man : man & (man - 1)) != 0 || (!e && !man))
-        return false;
-    *k = e ? e - 1023 : -1074 + __builtin_ctzll(man);
-    return true;
-}
-
-/* Under the statistics' SR (seed 0, 32 random bits: fpk_ctx's rule),
- * whether the rounding of the float32 magnitude A times 2^K into F, an
- * inexact one, goes away from zero: whether the top 32 bits of its
- * discarded fraction of an ulp lie above the top 32 of
- * fpk_sr_hash(0, COUNTER).  A * 2^K is exact, sig * 2^e0. */
-static bool sr_away(const fpk_format *f, uint32_t a, int k, uint64_t counter)
-{
-    uint32_t ef = a >> 23;
-    uint64_t sig = ef ? (a & 0x7fffffu) | 0x800000u : a;
-    int64_t e0 = (ef ? (int64_t)ef : 1) - 150 + k;
-    int64_t top = e0 + 63 - fpki_clz64(sig);
-    int64_t d = (top > f->emin ? top : f->emin) - f->man_bits - e0; /* bits discarded */
-    uint64_t frac = d <= 0 ? 0 : d <= 64 ? (d < 24 ? sig & ((UINT64_C(1) << d) - 1) : sig) << (64 - d)
-                    : d < 64 + 24 ? sig >> (d - 64)
-                                  : 0;
-    return (uint32_t)(fpk_sr_hash(0, counter) >> 32) < (uint32_t)(frac >> 32);
-}
 
 /* SR: the elements whose RTZ and away neighbours differ in class, decided
  * as fpk_stats_add decides them (seed 0, their index as counter): by the
- * rule itself when the scale is a power of two, else by the library's
+ * kernels when the scale is a power of two, else by the library's
  * rounding. */
-static void sr_fixup(const plan *p, const uint32_t *x, size_t n, uint64_t index, part *out)
+static void sr_fixup(const plan *p, fpki_isa isa, const uint32_t *x, size_t n, uint64_t index,
+                     part *out)
 {
+    if (p->sr_exact) {
+        fpki_srfix_fns[isa](&p->srkeys, x, n, index, out->delta);
+        return;
+    }
     fpk_ctx c = p->ctx;
-    int k = 0;
-    bool exact_scale = power_of_two(p->s->scale, &k);
     for (size_t i = 0; i < n; i++) {
         uint32_t a = x[i] & F32_MAG;
         if (a == 0 || a >= F32_INF)
@@ -186,14 +180,8 @@ static void sr_fixup(const plan *p, const uint32_t *x, size_t n, uint64_t index,
             int lo = class_below(&p->tz[j], a), hi = class_below(&p->away[j], a);
             if (lo == hi)
                 continue;
-            int cls;
-            if (exact_scale) {
-                cls = sr_away(p->s->formats[j], a, k, index + i) ? hi : lo;
-            } else {
-                c.sr_counter = index + i;
-                cls = (int)fpki_stats_classify(p->s->formats[j], f32_value(x[i]), p->s->scale,
-                                               &c);
-            }
+            c.sr_counter = index + i;
+            int cls = (int)fpki_stats_classify(p->s->formats[j], f32_value(x[i]), p->s->scale, &c);
             out->delta[j][lo]--;
             out->delta[j][cls]++;
         }
@@ -207,7 +195,7 @@ static void add_f32(const plan *p, fpki_isa isa, const uint32_t *x, size_t n, ui
 {
     fpki_stats_fns[isa](&p->keys, x, n, &out->acc);
     if (p->sr)
-        sr_fixup(p, x, n, p->base + offset, out);
+        sr_fixup(p, isa, x, n, p->base + offset, out);
 }
 
 /* Adds N elements of dtype T at X (host order, not f64), the first OFFSET
