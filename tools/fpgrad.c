@@ -254,12 +254,15 @@ static bool feed(pool *p, fpk_dump *d, size_t t, uint64_t count, fpk_stats *stat
     return true;
 }
 
-#define PIECE ((size_t)1 << 16) /* elements of the second read at once */
+#define PIECE ((size_t)1 << 16) /* elements of the errors' pieces at most */
+#define ONCE ((size_t)1 << 18)  /* elements of a float32 tensor read at once when one
+                                   read serves the statistics and the errors */
 
-/* One thread's share of a second read: the pieces K, K + STEP, K + 2 STEP,
- * ... of the tensor, as grad_quant_next cuts it, with its own counts and
- * sums (exact, so the shares add up to the same totals in any grouping). */
-typedef struct reread {
+/* One thread's share of a tensor's errors: the pieces K, K + STEP,
+ * K + 2 STEP, ... of the tensor, as grad_quant_next cuts it, with its own
+ * counts and sums (exact, so the shares add up to the same totals in any
+ * grouping). */
+typedef struct share {
     pool *p;
     fpk_dump *d;
     size_t tensor;
@@ -267,14 +270,56 @@ typedef struct reread {
     grad_quant q;
     fpk_format_counts mx[FPK_STATS_MAX_FORMATS];
     grad_sums *sums; /* FPK_STATS_MAX_FORMATS */
+    double *x;       /* PIECE elements of scratch, and */
+    float *x32, *y;
     bool ok;
-} reread;
+    /* in a chunk already read (one thread): its elements from FIRST on,
+     * cut into NPIECES pieces at CUT[0..NPIECES] */
+    const float *buf;
+    uint64_t first;
+    const size_t *cut;
+    size_t npieces;
+} share;
 
+static share *shares_new(pool *p, fpk_dump *d, size_t i, int nt)
+{
+    share *sh = cli_xcalloc((size_t)nt, sizeof *sh);
+    for (int k = 0; k < nt; k++) {
+        sh[k] = (share){.p = p, .d = d, .tensor = p->jobs[i].tensor, .k = k, .step = nt,
+                        .ok = true};
+        grad_quant_init(&sh[k].q, p->run, fpk_dump_tensor(d, sh[k].tensor), 1);
+        sh[k].sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sh[k].sums);
+        sh[k].x = cli_xcalloc(PIECE, sizeof *sh[k].x);
+        sh[k].x32 = cli_xcalloc(PIECE, sizeof *sh[k].x32);
+        sh[k].y = cli_xcalloc(PIECE, sizeof *sh[k].y);
+    }
+    return sh;
+}
+
+static void shares_free(share *sh, int nt)
+{
+    for (int k = 0; k < nt; k++)
+        free(sh[k].sums), free(sh[k].x), free(sh[k].x32), free(sh[k].y);
+    free(sh);
+}
+
+/* Runs FN on every share, the first on the calling thread. */
+static void shares_run(share *sh, int nt, void *(*fn)(void *))
+{
+    pthread_t *tid = cli_xcalloc((size_t)nt, sizeof *tid);
+    for (int k = 1; k < nt; k++)
+        if (pthread_create(&tid[k], NULL, fn, &sh[k]) != 0)
+            cli_die(CLI_EXIT_INTERNAL, "cannot start a thread");
+    fn(&sh[0]);
+    for (int k = 1; k < nt; k++)
+        pthread_join(tid[k], NULL);
+    free(tid);
+}
+
+/* A share of a second read of the whole tensor. */
 static void *reread_share(void *arg)
 {
-    reread *r = arg;
-    double *x = cli_xcalloc(PIECE, sizeof *x);
-    float *x32 = cli_xcalloc(PIECE, sizeof *x32), *y = cli_xcalloc(PIECE, sizeof *y);
+    share *r = arg;
     grad_quant walk = r->q; /* the cuts, followed without reading */
     for (int piece = 0; r->ok && walk.left; piece++) {
         size_t n = grad_quant_next(&walk, PIECE);
@@ -284,8 +329,8 @@ static void *reread_share(void *arg)
             r->q.left = walk.left;
             /* float32 as stored; every other dtype through double */
             bool raw = fpk_dump_tensor(r->d, r->tensor)->dtype == FPK_DTYPE_F32;
-            int rc = raw ? fpk_dump_read_raw(r->d, r->tensor, walk.pos, n, x32, &err)
-                         : fpk_dump_read(r->d, r->tensor, walk.pos, n, x, &err);
+            int rc = raw ? fpk_dump_read_raw(r->d, r->tensor, walk.pos, n, r->x32, &err)
+                         : fpk_dump_read(r->d, r->tensor, walk.pos, n, r->x, &err);
             if (rc != FPK_OK) {
                 fail(r->p, cli_error_status(&err), err.msg);
                 r->ok = false;
@@ -293,64 +338,105 @@ static void *reread_share(void *arg)
             }
             if (!raw && r->q.exact32)
                 for (size_t i = 0; i < n; i++)
-                    x32[i] = (float)x[i];
-            grad_quant_add(&r->q, x, x32, n, y, r->mx, r->sums);
+                    r->x32[i] = (float)r->x[i];
+            grad_quant_add(&r->q, r->x, r->x32, n, r->y, r->mx, r->sums);
         }
         walk.pos += n;
         walk.left -= n;
     }
-    free(x), free(x32), free(y);
     return NULL;
 }
 
-/* Pass 1's second read of row I (grad_mx.c), shared among the tensor's
- * threads: the counts of the block-scaled formats, which replace the
- * per-element ones, and every format's errors. */
-static bool requantise(pool *p, fpk_dump *d, size_t i)
+/* The pieces of a chunk in memory. */
+static void chunk_share(share *r)
+{
+    for (size_t q = 0; q < r->npieces; q++) {
+        size_t n = r->cut[q + 1] - r->cut[q];
+        r->q.pos = r->first + r->cut[q];
+        r->q.left = fpk_dump_tensor(r->d, r->tensor)->count - r->q.pos;
+        memcpy(r->x32, r->buf + r->cut[q], n * sizeof *r->x32);
+        grad_quant_add(&r->q, r->x, r->x32, n, r->y, r->mx, r->sums);
+    }
+}
+
+/* Pass 1 over the float32 tensor of row I in one read, on one thread:
+ * each chunk read as stored, its statistics added to ST, and its pieces
+ * (as grad_quant_next cuts the tensor) added to SH while it is in the
+ * cache. */
+static bool read_once(pool *p, fpk_dump *d, size_t i, fpk_stats *st, share *sh)
+{
+    size_t tensor = p->jobs[i].tensor;
+    float *buf = cli_xcalloc(ONCE + PIECE, sizeof *buf);
+    size_t *cut = cli_xcalloc(ONCE / FPK_MX_BLOCK + 2, sizeof *cut);
+    grad_quant walk = sh->q;
+    bool ok = true;
+    while (ok && walk.left) {
+        uint64_t first = walk.pos;
+        size_t npieces = 0, len = 0;
+        cut[0] = 0;
+        while (walk.left && len < ONCE) {
+            size_t n = grad_quant_next(&walk, PIECE);
+            walk.pos += n;
+            walk.left -= n;
+            len += n;
+            cut[++npieces] = len;
+        }
+        fpk_error err;
+        if (fpk_dump_read_raw(d, tensor, first, len, buf, &err) != FPK_OK) {
+            fail(p, cli_error_status(&err), err.msg);
+            ok = false;
+            break;
+        }
+        fpk_stats_add_array(st, FPK_DTYPE_F32, buf, len, 1);
+        sh->buf = buf;
+        sh->first = first;
+        sh->cut = cut;
+        sh->npieces = npieces;
+        chunk_share(sh);
+        progress(p, len);
+        ok = !p->failed;
+    }
+    free(buf);
+    free(cut);
+    return ok;
+}
+
+/* The second read of row I (grad_mx.c), shared among SH's threads. */
+static bool requantise(share *sh, int nt)
+{
+    shares_run(sh, nt, reread_share);
+    bool ok = true;
+    for (int k = 0; k < nt; k++)
+        ok &= sh[k].ok;
+    return ok;
+}
+
+/* Row I's error sums and MX counts from the shares: the counts of the
+ * block-scaled formats replace the per-element ones. */
+static void shares_finish(pool *p, size_t i, share *sh, int nt)
 {
     grad_run *run = p->run;
     grad_row *r = &run->rows[i];
-    int nt = p->inner > 0 ? p->inner : 1;
-    reread *share = cli_xcalloc((size_t)nt, sizeof *share);
-    pthread_t *tid = cli_xcalloc((size_t)nt, sizeof *tid);
-    for (int k = 0; k < nt; k++) {
-        reread *s = &share[k];
-        *s = (reread){.p = p, .d = d, .tensor = p->jobs[i].tensor, .k = k, .step = nt, .ok = true};
-        grad_quant_init(&s->q, run, fpk_dump_tensor(d, s->tensor), 1);
-        s->sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *s->sums);
-    }
-    for (int k = 1; k < nt; k++)
-        if (pthread_create(&tid[k], NULL, reread_share, &share[k]) != 0)
-            cli_die(CLI_EXIT_INTERNAL, "cannot start a thread");
-    reread_share(&share[0]);
-    bool ok = share[0].ok;
-    for (int k = 1; k < nt; k++) {
-        pthread_join(tid[k], NULL);
-        ok &= share[k].ok;
-    }
     pthread_mutex_lock(&p->lock);
     for (int j = 0; j < run->nformats; j++) {
         fpk_format_counts mx = {0, 0, 0};
         for (int k = 1; k < nt; k++)
-            grad_sums_merge(&share[0].sums[j], &share[k].sums[j]);
+            grad_sums_merge(&sh[0].sums[j], &sh[k].sums[j]);
         for (int k = 0; k < nt; k++)
-            grad_add_counts(&mx, &share[k].mx[j]);
-        r->err[j] = grad_sums_value(&share[0].sums[j]);
-        grad_sums_merge(&p->err_total[j], &share[0].sums[j]);
+            grad_add_counts(&mx, &sh[k].mx[j]);
+        r->err[j] = grad_sums_value(&sh[0].sums[j]);
+        grad_sums_merge(&p->err_total[j], &sh[0].sums[j]);
         if (grad_is_mx(run->formats[j])) {
             r->fmt[j] = mx;
             grad_add_counts(&p->mx_total[j], &mx);
         }
     }
     pthread_mutex_unlock(&p->lock);
-    for (int k = 0; k < nt; k++)
-        free(share[k].sums);
-    free(share);
-    free(tid);
-    return ok;
 }
 
-/* Pass 1: the statistics of row I at the run's scale. */
+/* Pass 1: the statistics of row I at the run's scale; with the errors
+ * (the SQNR, the MX formats' counts), a float32 tensor on one thread is
+ * read once for both, other tensors twice (threads share the reads). */
 static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
 {
     grad_run *run = p->run;
@@ -358,10 +444,22 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     fpk_ctx c = fpk_ctx_default();
     c.round = run->round;
     fpk_stats_init(&st[0], run->formats, run->nformats, run->scale, &c);
-    if (!feed(p, d, p->jobs[i].tensor, r->count, st, 1))
-        return false;
-    grad_row_set_stats(r, &st[0]);
-    if (grad_second_read(run) && !requantise(p, d, i))
+    bool errors = grad_second_read(run);
+    int nt = p->inner > 0 ? p->inner : 1;
+    bool once = errors && nt == 1 &&
+                fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
+    share *sh = errors ? shares_new(p, d, i, nt) : NULL;
+    bool ok = once ? read_once(p, d, i, &st[0], sh)
+                   : feed(p, d, p->jobs[i].tensor, r->count, st, 1);
+    if (ok)
+        grad_row_set_stats(r, &st[0]);
+    if (ok && errors && !once)
+        ok = requantise(sh, nt);
+    if (ok && errors)
+        shares_finish(p, i, sh, nt);
+    if (sh)
+        shares_free(sh, nt);
+    if (!ok)
         return false;
     pthread_mutex_lock(&p->lock);
     fpk_stats_merge(p->total, &st[0]);
