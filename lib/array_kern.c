@@ -12,10 +12,12 @@
  * subnormal inputs to zero whatever MXCSR says, and the integer kernel
  * rounds bf16 in three operations anyway.
  *
- * bf16, tf32, e4m3 and e5m2 under RNE and RTZ without options have an
- * AVX-512 kernel of their own (near16): integer rounding above the least
- * normal, the vector unit's rounding below it, and overflows, infinities
- * and NaNs only in the vectors that hold one. */
+ * bf16, tf32, e4m3 and e5m2 under RNE and RTZ, and every kernel format
+ * under SR, without options, have an AVX-512 kernel of their own
+ * (near16): integer rounding above the least normal, the vector unit's
+ * rounding below it (SR: the integers everywhere, the hashes eight
+ * 64-bit lanes at a time), and overflows, infinities and NaNs only in the
+ * vectors that hold one. */
 #include <string.h>
 
 #include "array-kern.h"
@@ -246,12 +248,27 @@ f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool strea
     return f16c_flags(ix, uf, of, inv);
 }
 
+/* The top 32 bits of fpk_sr_hash(seed, ctr) for the 8 counters whose
+ * products with the golden ratio CTR_G holds (SEED_MIX: the seed mixed),
+ * in the low halves of the 64-bit lanes. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i hash8(__m512i ctr_g,
+                                                                        __m512i seed_mix)
+{
+    const __m512i c0 = _mm512_set1_epi64((long long)0x632be59bd9b4e019u);
+    const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9u);
+    const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebu);
+    __m512i z = _mm512_xor_si512(seed_mix, _mm512_add_epi64(ctr_g, c0));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), m1);
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
+    return _mm512_srli_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 31)), 32);
+}
+
 /* Whether P is a conversion near_avx512 does: bf16, tf32, e4m3 or e5m2
- * under RNE or RTZ, without options. */
+ * under RNE or RTZ, or any kernel format under SR, without options. */
 static bool near_plain(const fpki_conv *p)
 {
-    return p->fmt != FPKI_K_FP16 && (p->mode == FPK_RNE || p->mode == FPK_RTZ) && !p->ftz &&
-           !p->daz && !p->saturate && !p->tiny_before;
+    return (p->mode == FPK_SR || p->fmt != FPKI_K_FP16) && !p->ftz && !p->daz &&
+           !p->saturate && !p->tiny_before;
 }
 
 /* fpki_conv1 for a format F under RNE or RTZ without options, 16 elements
@@ -263,18 +280,27 @@ static bool near_plain(const fpki_conv *p)
  * under the mode in the instruction (MXCSR's mode plays no part, and DAZ
  * cannot matter: a float32 subnormal is far below half of F's least
  * subnormal), the sum's bits less the constant's are the encoding, and
- * the sum less the constant, exactly, the value.  NEAR_CONSTS holds F's
- * constants, which the compiler folds. */
+ * the sum less the constant, exactly, the value.  Under SR, the integers
+ * round everywhere, as fpki_conv1 does, with the hashes of eight elements
+ * at a time.  NEAR_CONSTS holds F's constants, which the compiler
+ * folds. */
 typedef struct near_consts {
-    bool rne, quant, subs, inf_enc, of_signed;
+    bool rne, sr, quant, subs, inf_enc, of_signed;
     int d0, rounding;
     uint32_t sign_shift;
     __m512i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf, max32, magic, quiet;
     __m512i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
+    /* SR: the seed, counters 0..7 and 8 times the golden ratio, the shift
+     * to the random bits used, and F's constants */
+    __m512i seed_mix, steps_g, step8_g, man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32,
+        max_val;
+    __m128i sr_shift;
 } near_consts;
 
+#define SR_GOLDEN 0x9e3779b97f4a7c15u
+
 TARGET_AVX512 static inline __attribute__((always_inline)) near_consts
-near_setup(const fpk_format *f, fpk_round mode, bool quant)
+near_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
 {
     const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
     const bool rne = mode == FPK_RNE;
@@ -313,6 +339,24 @@ near_setup(const fpk_format *f, fpk_round mode, bool quant)
     c.of_val = _mm512_set1_epi32((int)of_val);
     c.inf_val = _mm512_set1_epi32((int)inf_val);
     c.nan_val = _mm512_set1_epi32((int)(quant ? FPKI_F32_QNAN : nan_enc));
+    c.sr = mode == FPK_SR;
+    if (c.sr) {
+        c.seed_mix = _mm512_set1_epi64((long long)p->seed_mix);
+        c.steps_g = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                                       _mm512_set1_epi64((long long)SR_GOLDEN));
+        c.step8_g = _mm512_set1_epi64((long long)(8 * SR_GOLDEN));
+        c.sr_shift = _mm_cvtsi32_si128(p->sr_shift);
+        c.man = _mm512_set1_epi32(0x7fffff);
+        c.hidden = _mm512_set1_epi32(0x800000);
+        c.sub_dd = _mm512_set1_epi32(d0 + emin + 127);
+        c.rebias32 = _mm512_set1_epi32((int)((uint32_t)(127 - f->bias) << 23));
+        c.d0v = _mm512_set1_epi32(d0);
+        c.tiny_away = _mm512_set1_epi32(
+            (int)(min_normal - (1u << (emin - m - 1 - lsb_below)) + 1));
+        c.min_sub32 = _mm512_set1_epi32((int)(emin - m >= -126 ? (uint32_t)(emin - m + 127) << 23
+                                                               : 1u << (emin - m + 149)));
+        c.max_val = _mm512_set1_epi32((int)(quant ? max32 : maxf));
+    }
     return c;
 }
 
@@ -321,12 +365,87 @@ typedef struct near_flags {
     __mmask16 ix, uf, of, inv;
 } near_flags;
 
-/* The results of the LIVE ones of the 16 elements at X. */
+/* Stochastic rounding of the 16 magnitudes A (signs S), the first with
+ * counter CTR, as fpki_conv1 rounds them. */
 TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
-near16(const near_consts *c, const uint32_t *x, __mmask16 live, near_flags *fl)
+sr16(const near_consts *c, __m512i a, __m512i s, uint64_t ctr, near_flags *fl)
+{
+    const __m512i one = c->one, thirty_two = _mm512_set1_epi32(32);
+    __m512i ctr_g = _mm512_add_epi64(_mm512_set1_epi64((long long)(ctr * SR_GOLDEN)), c->steps_g);
+    __m512i h0 = hash8(ctr_g, c->seed_mix);
+    __m512i h1 = hash8(_mm512_add_epi64(ctr_g, c->step8_g), c->seed_mix);
+    __m512i rnd = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(h0)),
+                                     _mm512_cvtepi64_epi32(h1), 1);
+    /* D bits of V go (DD before it is clamped to 31); FRAC: the top 32
+     * bits of the fraction of an ulp they make */
+    __m512i kept, disc, frac, dd = c->d0v;
+    if (!c->subs) {
+        kept = _mm512_srli_epi32(a, (unsigned)c->d0);
+        disc = _mm512_and_si512(a, c->low);
+        frac = _mm512_slli_epi32(disc, (unsigned)(32 - c->d0));
+    } else {
+        __m512i ef = _mm512_srli_epi32(a, 23), man = _mm512_and_si512(a, c->man);
+        __mmask16 sub = _mm512_cmplt_epu32_mask(a, c->min_normal);
+        __m512i sig = _mm512_mask_or_epi32(man, _mm512_test_epi32_mask(ef, ef), man, c->hidden);
+        dd = _mm512_mask_sub_epi32(dd, sub, c->sub_dd, _mm512_max_epu32(ef, one));
+        __m512i d = _mm512_min_epu32(dd, _mm512_set1_epi32(31));
+        __m512i v = _mm512_mask_mov_epi32(_mm512_sub_epi32(a, c->rebias32), sub, sig);
+        kept = _mm512_srlv_epi32(v, d);
+        disc = _mm512_and_si512(v, _mm512_sub_epi32(_mm512_sllv_epi32(one, d), one));
+        frac = _mm512_srlv_epi32(sig, _mm512_sub_epi32(dd, thirty_two));
+        frac = _mm512_mask_sllv_epi32(frac, _mm512_cmplt_epu32_mask(dd, thirty_two), disc,
+                                      _mm512_sub_epi32(thirty_two, dd));
+    }
+    __mmask16 inexact = _mm512_test_epi32_mask(disc, disc);
+    __mmask16 inc = _mm512_mask_cmplt_epu32_mask(inexact, _mm512_srl_epi32(rnd, c->sr_shift),
+                                                 _mm512_srl_epi32(frac, c->sr_shift));
+    __m512i k = _mm512_mask_add_epi32(kept, inc, kept, one), r;
+    if (c->quant) {
+        /* the value: A with the discarded bits cleared and the increment
+         * added, or below F's grid (DD > 23) zero or the least subnormal */
+        __m512i up = _mm512_maskz_mov_epi32(inc, one);
+        r = _mm512_sllv_epi32(_mm512_add_epi32(_mm512_srlv_epi32(a, dd), up), dd);
+        if (c->subs)
+            r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epu32_mask(dd, _mm512_set1_epi32(23)),
+                                      _mm512_maskz_mov_epi32(inc, c->min_sub32));
+        r = _mm512_or_si512(r, s);
+    } else {
+        r = _mm512_or_si512(k, _mm512_srli_epi32(s, c->sign_shift));
+    }
+    fl->uf |= _mm512_mask_cmplt_epu32_mask(inexact & inc, a, c->tiny_away) |
+              _mm512_mask_cmplt_epu32_mask((__mmask16)(inexact & ~inc), a, c->min_normal);
+    __mmask16 rare = _mm512_cmpgt_epu32_mask(a, c->max32);
+    if (__builtin_expect(rare != 0, 0)) {
+        __m512i sv = c->quant ? s : _mm512_srli_epi32(s, c->sign_shift);
+        __mmask16 special = _mm512_mask_cmpge_epu32_mask(rare, a, c->inf);
+        __mmask16 of = _mm512_mask_cmpgt_epu32_mask((__mmask16)(rare & ~special), k, c->maxf);
+        /* up, or exact: to infinity; else to max finite */
+        __mmask16 to_inf = (__mmask16)(of & (inc | ~inexact));
+        __mmask16 isinf = _mm512_mask_cmpeq_epi32_mask(special, a, c->inf);
+        __mmask16 isnan = (__mmask16)(special & ~isinf);
+        __m512i inf_val = c->inf_enc ? _mm512_or_si512(c->inf_val, sv) : c->inf_val;
+        inexact &= (__mmask16)~special;
+        fl->of |= of;
+        if (!c->inf_enc)
+            fl->inv |= isinf;
+        fl->inv |= _mm512_mask_testn_epi32_mask(isnan, a, c->quiet);
+        r = _mm512_mask_mov_epi32(r, (__mmask16)(of & ~to_inf), _mm512_or_si512(c->max_val, sv));
+        r = _mm512_mask_mov_epi32(r, (__mmask16)(to_inf | isinf), inf_val);
+        r = _mm512_mask_mov_epi32(r, isnan, c->nan_val);
+    }
+    fl->ix |= inexact;
+    return r;
+}
+
+/* The results of the LIVE ones of the 16 elements at X, the first with SR
+ * counter CTR. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
+near16(const near_consts *c, const uint32_t *x, __mmask16 live, uint64_t ctr, near_flags *fl)
 {
     __m512i xi = _mm512_maskz_loadu_epi32(live, x);
     __m512i a = _mm512_and_si512(xi, c->mag), s = _mm512_andnot_si512(c->mag, xi);
+    if (c->sr)
+        return sr16(c, a, s, ctr, fl);
     __m512i t = a;
     if (c->rne)
         t = _mm512_add_epi32(_mm512_add_epi32(a, c->half),
@@ -392,10 +511,10 @@ near_store(void *z, size_t i, __m512i r, __mmask16 live, size_t size)
  * non-temporal stores when STREAM, after the head before its alignment;
  * returns the flags. */
 TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
-near_avx512(const fpk_format *f, fpk_round mode, bool quant, const uint32_t *x, void *z,
-            size_t n, bool stream)
+near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
+            const uint32_t *x, void *z, size_t n, uint64_t index, bool stream)
 {
-    const near_consts c = near_setup(f, mode, quant);
+    const near_consts c = near_setup(f, mode, quant, p);
     const size_t size = quant ? 4 : f->width <= 8 ? 1 : f->width <= 16 ? 2 : 4;
     size_t head = stream ? fpki_stream_head(z, size) : SIZE_MAX;
     size_t plain_end = head < n ? head : n, i = 0;
@@ -403,30 +522,32 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const uint32_t *x, 
     for (; i < plain_end; i += 16) {
         __mmask16 live = (__mmask16)((1u << (plain_end - i < 16 ? plain_end - i : 16)) - 1);
         _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
-        near_store(z, i, near16(&c, x + i, live, &fl), live, size);
+        near_store(z, i, near16(&c, x + i, live, index + i, &fl), live, size);
     }
     i = plain_end;
     for (const size_t line = 64 / size; n - i >= line; i += line) {
         _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
-        __m512i out = near16(&c, x + i, 0xffff, &fl);
+        __m512i out = near16(&c, x + i, 0xffff, index + i, &fl);
         if (size == 1) {
             _mm_prefetch((const char *)(x + i + 32) + FPKI_PREFETCH, _MM_HINT_T0);
             out = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(out));
             for (int q = 1; q < 4; q++) {
-                __m128i b = _mm512_cvtepi32_epi8(near16(&c, x + i + 16 * q, 0xffff, &fl));
+                __m128i b = _mm512_cvtepi32_epi8(
+                    near16(&c, x + i + 16 * q, 0xffff, index + i + 16 * (size_t)q, &fl));
                 out = q == 1   ? _mm512_inserti32x4(out, b, 1)
                       : q == 2 ? _mm512_inserti32x4(out, b, 2)
                                : _mm512_inserti32x4(out, b, 3);
             }
         } else if (size == 2) {
-            __m256i hi = _mm512_cvtepi32_epi16(near16(&c, x + i + 16, 0xffff, &fl));
+            __m256i hi =
+                _mm512_cvtepi32_epi16(near16(&c, x + i + 16, 0xffff, index + i + 16, &fl));
             out = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(out)), hi, 1);
         }
         _mm512_stream_si512((void *)((uint8_t *)z + size * i), out);
     }
     for (; i < n; i += 16) {
         __mmask16 live = (__mmask16)((1u << (n - i < 16 ? n - i : 16)) - 1);
-        near_store(z, i, near16(&c, x + i, live, &fl), live, size);
+        near_store(z, i, near16(&c, x + i, live, index + i, &fl), live, size);
     }
     return (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
            (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
@@ -434,23 +555,27 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const uint32_t *x, 
 
 TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
 near_fmt(const fpk_format *f, const fpki_conv *p, const uint32_t *x, void *z, size_t n,
-         bool stream)
+         uint64_t index, bool stream)
 {
     if (p->mode == FPK_RNE)
-        return p->quant ? near_avx512(f, FPK_RNE, true, x, z, n, stream)
-                        : near_avx512(f, FPK_RNE, false, x, z, n, stream);
-    return p->quant ? near_avx512(f, FPK_RTZ, true, x, z, n, stream)
-                    : near_avx512(f, FPK_RTZ, false, x, z, n, stream);
+        return p->quant ? near_avx512(f, FPK_RNE, true, p, x, z, n, index, stream)
+                        : near_avx512(f, FPK_RNE, false, p, x, z, n, index, stream);
+    if (p->mode == FPK_RTZ)
+        return p->quant ? near_avx512(f, FPK_RTZ, true, p, x, z, n, index, stream)
+                        : near_avx512(f, FPK_RTZ, false, p, x, z, n, index, stream);
+    return p->quant ? near_avx512(f, FPK_SR, true, p, x, z, n, index, stream)
+                    : near_avx512(f, FPK_SR, false, p, x, z, n, index, stream);
 }
 
 TARGET_AVX512 static unsigned near_any(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
-                                       bool stream)
+                                       uint64_t index, bool stream)
 {
     switch (p->fmt) {
-    case FPKI_K_BF16: return near_fmt(&fpki_k_bf16, p, x, z, n, stream);
-    case FPKI_K_TF32: return near_fmt(&fpki_k_tf32, p, x, z, n, stream);
-    case FPKI_K_E4M3: return near_fmt(&fpki_k_e4m3, p, x, z, n, stream);
-    default: return near_fmt(&fpki_k_e5m2, p, x, z, n, stream);
+    case FPKI_K_FP16: return near_fmt(&fpki_k_fp16, p, x, z, n, index, stream);
+    case FPKI_K_BF16: return near_fmt(&fpki_k_bf16, p, x, z, n, index, stream);
+    case FPKI_K_TF32: return near_fmt(&fpki_k_tf32, p, x, z, n, index, stream);
+    case FPKI_K_E4M3: return near_fmt(&fpki_k_e4m3, p, x, z, n, index, stream);
+    default: return near_fmt(&fpki_k_e5m2, p, x, z, n, index, stream);
     }
 }
 
@@ -462,7 +587,7 @@ TARGET_AVX512 static unsigned conv_avx512(const fpki_conv *p, const uint32_t *x,
         fl = p->mode == FPK_RTZ ? f16c_avx512(p, x, z, n, stream, true)
                                 : f16c_avx512(p, x, z, n, stream, false);
     else if (near_plain(p))
-        fl = near_any(p, x, z, n, stream);
+        fl = near_any(p, x, z, n, index, stream);
     else
         fl = fpki_conv_any(p, x, z, n, index, stream, store_avx512);
     if (stream)
@@ -595,21 +720,6 @@ TARGET_AVX2 static void srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size
                                    uint64_t index, int64_t (*delta)[4])
 {
     fpki_srfix_any(k, x, n, index, delta);
-}
-
-/* The top 32 bits of fpk_sr_hash(0, ctr) for the 8 counters whose
- * products with the golden ratio CTR_G holds, in the low halves of the
- * 64-bit lanes. */
-TARGET_AVX512 static inline __attribute__((always_inline)) __m512i hash8(__m512i ctr_g,
-                                                                        __m512i seed_mix)
-{
-    const __m512i c0 = _mm512_set1_epi64((long long)0x632be59bd9b4e019u);
-    const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9u);
-    const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebu);
-    __m512i z = _mm512_xor_si512(seed_mix, _mm512_add_epi64(ctr_g, c0));
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), m1);
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
-    return _mm512_srli_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 31)), 32);
 }
 
 /* fpki_srfix_any, 16 elements at a time.  An element rounded away from
