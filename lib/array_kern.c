@@ -286,7 +286,7 @@ static bool near_plain(const fpki_conv *p)
  * folds. */
 typedef struct near_consts {
     bool rne, sr, quant, subs, inf_enc, of_signed;
-    int d0, rounding;
+    int d0;
     uint32_t sign_shift;
     __m512i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf, max32, magic, quiet;
     __m512i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
@@ -320,7 +320,6 @@ near_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
     c.inf_enc = inf_enc != 0;
     c.of_signed = !rne || inf_enc != 0; /* NaN results carry no sign */
     c.d0 = d0;
-    c.rounding = (rne ? _MM_FROUND_TO_NEAREST_INT : _MM_FROUND_TO_ZERO) | _MM_FROUND_NO_EXC;
     c.sign_shift = (uint32_t)(32 - f->width);
     c.mag = _mm512_set1_epi32((int)FPKI_F32_MAG);
     c.inf = _mm512_set1_epi32((int)FPKI_F32_INF);
@@ -456,7 +455,11 @@ near16(const near_consts *c, const uint32_t *x, __mmask16 live, uint64_t ctr, ne
     if (c->subs) {
         __mmask16 sub = _mm512_cmplt_epu32_mask(a, c->min_normal);
         __m512 magic = _mm512_castsi512_ps(c->magic);
-        __m512 sum = _mm512_add_round_ps(_mm512_castsi512_ps(a), magic, c->rounding);
+        /* (the rounding operand must be a literal, whatever the optimiser does) */
+        __m512 sum = c->rne ? _mm512_add_round_ps(_mm512_castsi512_ps(a), magic,
+                                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+                            : _mm512_add_round_ps(_mm512_castsi512_ps(a), magic,
+                                                  _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         __m512i val = _mm512_castps_si512(_mm512_sub_ps(sum, magic)); /* exact */
         kv = _mm512_mask_sub_epi32(kv, sub, _mm512_castps_si512(sum), c->magic);
         qv = _mm512_mask_mov_epi32(qv, sub, val);

@@ -225,11 +225,14 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
         bool finite;
         if (grad_is_mx(f)) {
             mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
-            uint64_t nan = 0; /* in a block with a NaN or an infinity */
-            for (size_t i = 0; i < n; i++)
-                nan += (fabsf(x32[i]) <= FLT_MAX) & (x32[i] != 0) & isnan(y[i]);
+            uint64_t nan = 0, nonfinite = 0; /* NaN: in a block with a NaN or an infinity */
+            for (size_t i = 0; i < n; i++) {
+                int counted = (fabsf(x32[i]) <= FLT_MAX) & (x32[i] != 0);
+                nan += counted & isnan(y[i]);
+                nonfinite += counted & !(fabsf(y[i]) <= FLT_MAX);
+            }
             k[j].overflow += nan;
-            finite = nan == 0;
+            finite = nonfinite == 0;
         } else if (run->scale == 1 &&
                    fpk_array_quantize(f, y, FPK_DTYPE_F32, x32, n, &c, q->threads)) {
             finite = !(c.flags & FPK_OVERFLOW);
