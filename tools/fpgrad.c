@@ -275,7 +275,7 @@ typedef struct share {
     bool ok;
     /* in a chunk already read (one thread): its elements from FIRST on,
      * cut into NPIECES pieces at CUT[0..NPIECES] */
-    const float *buf;
+    float *buf;
     uint64_t first;
     const size_t *cut;
     size_t npieces;
@@ -354,8 +354,8 @@ static void chunk_share(share *r)
         size_t n = r->cut[q + 1] - r->cut[q];
         r->q.pos = r->first + r->cut[q];
         r->q.left = fpk_dump_tensor(r->d, r->tensor)->count - r->q.pos;
-        memcpy(r->x32, r->buf + r->cut[q], n * sizeof *r->x32);
-        grad_quant_add(&r->q, r->x, r->x32, n, r->y, r->mx, r->sums);
+        /* (read only: a float32 tensor's elements are its values) */
+        grad_quant_add(&r->q, r->x, r->buf + r->cut[q], n, r->y, r->mx, r->sums);
     }
 }
 
