@@ -108,6 +108,13 @@ typedef struct fpki_srkeys {
     int emin[FPK_STATS_MAX_FORMATS], man_bits[FPK_STATS_MAX_FORMATS];
 } fpki_srkeys;
 
+/* The number of T[0..2] (a format's thresholds) at or below the float32
+ * magnitude A: A's class under them. */
+static inline int fpki_class_below(const uint32_t *t, uint32_t a)
+{
+    return (a >= t[0]) + (a >= t[1]) + (a >= t[2]);
+}
+
 /* DELTA[j][c] += how format j's count of class c (fpki_stats_class)
  * changes when X[0..N-1] (float32 encodings, element i with counter
  * INDEX + i) are decided so. */

@@ -30,15 +30,21 @@ FPKI_INLINE uint64_t fpki_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* R[i] := the top 32 bits of fpk_sr_hash(seed, INDEX + i), SEED_MIX being
+#define FPKI_SR_GOLDEN 0x9e3779b97f4a7c15u /* the counter's multiplier */
+#define FPKI_SR_OFFSET 0x632be59bd9b4e019u /* and what is added to the product */
+
+/* The top 32 bits of fpk_sr_hash(seed, CTR), SEED_MIX being
  * fpki_mix64(seed). */
+FPKI_INLINE uint32_t fpki_sr_bits(uint64_t seed_mix, uint64_t ctr)
+{
+    return (uint32_t)(fpki_mix64(seed_mix ^ (ctr * FPKI_SR_GOLDEN + FPKI_SR_OFFSET)) >> 32);
+}
+
+/* R[i] := fpki_sr_bits(SEED_MIX, INDEX + i). */
 FPKI_INLINE void fpki_sr_block(uint64_t seed_mix, uint64_t index, uint32_t *restrict r)
 {
-    for (int i = 0; i < FPKI_BLOCK; i++) {
-        uint64_t ctr = index + (uint64_t)i;
-        r[i] = (uint32_t)(fpki_mix64(seed_mix ^ (ctr * 0x9e3779b97f4a7c15u + 0x632be59bd9b4e019u)) >>
-                          32);
-    }
+    for (int i = 0; i < FPKI_BLOCK; i++)
+        r[i] = fpki_sr_bits(seed_mix, index + (uint64_t)i);
 }
 
 /* C (0 or 1) ? A : B, as a mask, which the vectoriser takes where it
@@ -562,12 +568,6 @@ FPKI_INLINE void fpki_stats_any(const fpki_skeys *keys, const uint32_t *restrict
     acc->hist[0] -= padding;
 }
 
-/* The number of T[0..2] at or below A: A's class under them. */
-FPKI_INLINE int fpki_class_below(const uint32_t *t, uint32_t a)
-{
-    return (a >= t[0]) + (a >= t[1]) + (a >= t[2]);
-}
-
 /* The top 32 bits of the fraction of an ulp that rounding the float32
  * magnitude A (nonzero, finite) times 2^K into a format of EMIN and M
  * discards: A * 2^K = sig * 2^e0 exactly, and d of its bits go. */
@@ -596,11 +596,8 @@ FPKI_INLINE void fpki_srfix_any(const fpki_srkeys *k, const uint32_t *x, size_t 
             int lo = fpki_class_below(k->tz[j], a), hi = fpki_class_below(k->away[j], a);
             if (lo == hi)
                 continue;
-            uint64_t ctr = index + i;
-            uint32_t rnd = (uint32_t)(fpki_mix64(seed_mix ^ (ctr * 0x9e3779b97f4a7c15u +
-                                                             0x632be59bd9b4e019u)) >>
-                                      32);
-            if (rnd < fpki_sr_frac(a, k->k, k->emin[j], k->man_bits[j])) {
+            uint32_t frac = fpki_sr_frac(a, k->k, k->emin[j], k->man_bits[j]);
+            if (fpki_sr_bits(seed_mix, index + i) < frac) {
                 delta[j][lo]--;
                 delta[j][hi]++;
             }

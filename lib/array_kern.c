@@ -249,18 +249,35 @@ f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool strea
 }
 
 /* The top 32 bits of fpk_sr_hash(seed, ctr) for the 8 counters whose
- * products with the golden ratio CTR_G holds (SEED_MIX: the seed mixed),
- * in the low halves of the 64-bit lanes. */
+ * products with FPKI_SR_GOLDEN CTR_G holds (SEED_MIX: the seed mixed), in
+ * the low halves of the 64-bit lanes. */
 TARGET_AVX512 static inline __attribute__((always_inline)) __m512i hash8(__m512i ctr_g,
                                                                         __m512i seed_mix)
 {
-    const __m512i c0 = _mm512_set1_epi64((long long)0x632be59bd9b4e019u);
+    const __m512i c0 = _mm512_set1_epi64((long long)FPKI_SR_OFFSET);
     const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9u);
     const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebu);
     __m512i z = _mm512_xor_si512(seed_mix, _mm512_add_epi64(ctr_g, c0));
     z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), m1);
     z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
     return _mm512_srli_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 31)), 32);
+}
+
+/* fpki_sr_bits(seed, CTR + i) in lane i, for 16 counters: the products
+ * with the golden ratio by adds, the hashes eight at a time. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i rnd16(__m512i seed_mix,
+                                                                        uint64_t ctr)
+{
+    const uint64_t g = FPKI_SR_GOLDEN;
+    __m512i ctr_g = _mm512_add_epi64(
+        _mm512_set1_epi64((long long)(ctr * g)),
+        _mm512_set_epi64((long long)(7 * g), (long long)(6 * g), (long long)(5 * g),
+                         (long long)(4 * g), (long long)(3 * g), (long long)(2 * g),
+                         (long long)g, 0));
+    __m512i h0 = hash8(ctr_g, seed_mix);
+    __m512i h1 = hash8(_mm512_add_epi64(ctr_g, _mm512_set1_epi64((long long)(8 * g))), seed_mix);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(h0)),
+                              _mm512_cvtepi64_epi32(h1), 1);
 }
 
 /* Whether P is a conversion near_avx512 does: bf16, tf32, e4m3 or e5m2
@@ -290,14 +307,10 @@ typedef struct near_consts {
     uint32_t sign_shift;
     __m512i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf, max32, magic, quiet;
     __m512i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
-    /* SR: the seed, counters 0..7 and 8 times the golden ratio, the shift
-     * to the random bits used, and F's constants */
-    __m512i seed_mix, steps_g, step8_g, man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32,
-        max_val;
+    /* SR: the seed, the shift to the random bits used, and F's constants */
+    __m512i seed_mix, man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32, max_val;
     __m128i sr_shift;
 } near_consts;
-
-#define SR_GOLDEN 0x9e3779b97f4a7c15u
 
 TARGET_AVX512 static inline __attribute__((always_inline)) near_consts
 near_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
@@ -341,9 +354,6 @@ near_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
     c.sr = mode == FPK_SR;
     if (c.sr) {
         c.seed_mix = _mm512_set1_epi64((long long)p->seed_mix);
-        c.steps_g = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
-                                       _mm512_set1_epi64((long long)SR_GOLDEN));
-        c.step8_g = _mm512_set1_epi64((long long)(8 * SR_GOLDEN));
         c.sr_shift = _mm_cvtsi32_si128(p->sr_shift);
         c.man = _mm512_set1_epi32(0x7fffff);
         c.hidden = _mm512_set1_epi32(0x800000);
@@ -370,11 +380,7 @@ TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
 sr16(const near_consts *c, __m512i a, __m512i s, uint64_t ctr, near_flags *fl)
 {
     const __m512i one = c->one, thirty_two = _mm512_set1_epi32(32);
-    __m512i ctr_g = _mm512_add_epi64(_mm512_set1_epi64((long long)(ctr * SR_GOLDEN)), c->steps_g);
-    __m512i h0 = hash8(ctr_g, c->seed_mix);
-    __m512i h1 = hash8(_mm512_add_epi64(ctr_g, c->step8_g), c->seed_mix);
-    __m512i rnd = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(h0)),
-                                     _mm512_cvtepi64_epi32(h1), 1);
+    __m512i rnd = rnd16(c->seed_mix, ctr);
     /* D bits of V go (DD before it is clamped to 31); FRAC: the top 32
      * bits of the fraction of an ulp they make */
     __m512i kept, disc, frac, dd = c->d0v;
@@ -738,20 +744,12 @@ TARGET_AVX512 static void srfix_avx512(const fpki_srkeys *k, const uint32_t *x, 
     const __m512i man = _mm512_set1_epi32(0x7fffff), hidden = _mm512_set1_epi32(0x800000);
     const __m512i thirty_two = _mm512_set1_epi32(32);
     const __m512i seed_mix = _mm512_set1_epi64((long long)fpki_mix64(0));
-    const uint64_t golden = 0x9e3779b97f4a7c15u;
     const __m512i lsb_exp = _mm512_set1_epi32(k->k - 150);
     __m512i crossed[FPK_STATS_MAX_FORMATS][3];
     for (int j = 0; j < k->n; j++)
         for (int c = 0; c < 3; c++)
             crossed[j][c] = _mm512_setzero_si512();
-    /* counter * golden for the 16 elements, two vectors of 8 */
-    __m512i ctr_g = _mm512_add_epi64(
-        _mm512_set1_epi64((long long)(index * golden)),
-        _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
-                           _mm512_set1_epi64((long long)golden)));
-    const __m512i step8 = _mm512_set1_epi64((long long)(8 * golden));
-    const __m512i step16 = _mm512_set1_epi64((long long)(16 * golden));
-    for (size_t i = 0; i < n; i += 16, ctr_g = _mm512_add_epi64(ctr_g, step16)) {
+    for (size_t i = 0; i < n; i += 16) {
         __mmask16 live = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
         /* zeros, infinities and NaNs lie in no range: away[0] > 0 */
         __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i), mag);
@@ -765,10 +763,7 @@ TARGET_AVX512 static void srfix_avx512(const fpki_srkeys *k, const uint32_t *x, 
             }
         if (!any)
             continue;
-        __m512i h0 = hash8(ctr_g, seed_mix);
-        __m512i h1 = hash8(_mm512_add_epi64(ctr_g, step8), seed_mix);
-        __m512i rnd = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(h0)),
-                                         _mm512_cvtepi64_epi32(h1), 1);
+        __m512i rnd = rnd16(seed_mix, index + i);
         /* |x| = sig * 2^e0 (times the scale), its top bit at TOP */
         __m512i ef = _mm512_srli_epi32(a, 23);
         __mmask16 normal = _mm512_test_epi32_mask(ef, ef);

@@ -47,9 +47,8 @@ typedef struct plan {
     fpk_ctx ctx;
     bool sr;
     fpki_skeys keys;
-    thresholds tz[FPK_STATS_MAX_FORMATS], away[FPK_STATS_MAX_FORMATS]; /* SR */
     bool sr_exact;     /* SR at a scale of 2^k: the kernels decide */
-    fpki_srkeys srkeys;
+    fpki_srkeys srkeys; /* SR: each format's thresholds under RTZ and away */
 } plan;
 
 /* The keys: the first few are shared, then three (or six) per format. */
@@ -142,10 +141,9 @@ static void make_plan(plan *p, fpk_stats *s)
                 k->key[k->n++] = F32_SIGN + neg.t[c];
         }
         if (p->sr) {
-            p->tz[j] = t;
-            p->away[j] = find_thresholds(s, f, FPK_RUP);
+            thresholds away = find_thresholds(s, f, FPK_RUP);
             memcpy(p->srkeys.tz[j], t.t, sizeof t.t);
-            memcpy(p->srkeys.away[j], p->away[j].t, sizeof t.t);
+            memcpy(p->srkeys.away[j], away.t, sizeof away.t);
             p->srkeys.emin[j] = f->emin;
             p->srkeys.man_bits[j] = f->man_bits;
         }
@@ -154,10 +152,6 @@ static void make_plan(plan *p, fpk_stats *s)
     p->sr_exact = p->sr && power_of_two(s->scale, &p->srkeys.k);
 }
 
-static int class_below(const thresholds *t, uint32_t a)
-{
-    return (a >= t->t[0]) + (a >= t->t[1]) + (a >= t->t[2]);
-}
 
 
 /* SR: the elements whose RTZ and away neighbours differ in class, decided
@@ -177,7 +171,8 @@ static void sr_fixup(const plan *p, fpki_isa isa, const uint32_t *x, size_t n, u
         if (a == 0 || a >= F32_INF)
             continue;
         for (int j = 0; j < p->s->nformats; j++) {
-            int lo = class_below(&p->tz[j], a), hi = class_below(&p->away[j], a);
+            int lo = fpki_class_below(p->srkeys.tz[j], a);
+            int hi = fpki_class_below(p->srkeys.away[j], a);
             if (lo == hi)
                 continue;
             c.sr_counter = index + i;
@@ -343,17 +338,6 @@ static int add_tensor_scalar(fpk_stats *s, int ns, fpk_dump *d, size_t t, uint64
     return rc;
 }
 
-/* Reverses the byte order of N elements of SIZE bytes at P. */
-static void swap_bytes(void *p, size_t size, size_t n)
-{
-    if (size == 2)
-        for (uint16_t *q = p; n--; q++)
-            *q = __builtin_bswap16(*q);
-    else if (size == 4)
-        for (uint32_t *q = p; n--; q++)
-            *q = __builtin_bswap32(*q);
-}
-
 int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t first,
                          uint64_t n, int threads, fpk_error *err)
 {
@@ -385,11 +369,6 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
     fpki_isa isa = fpki_isa_best();
     size_t size = fpk_dtype_size(t->dtype);
     uint64_t pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    bool swap = !t->big_endian;
-#else
-    bool swap = t->big_endian;
-#endif
     int nt = fpki_threads(threads, n < SIZE_MAX ? (size_t)n : SIZE_MAX);
     (void)nt;
     FPKI_OMP(omp parallel num_threads(nt))
@@ -403,12 +382,9 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
             uint64_t at = k * FPKI_PIECE;
             size_t m = n - at < FPKI_PIECE ? (size_t)(n - at) : FPKI_PIECE;
             if (my_rc == FPK_OK)
-                my_rc = fpki_dump_pread(d, raw, m * size, t->offset + (first + at) * size,
-                                        "tensor data", &e);
+                my_rc = fpk_dump_read_raw(d, i, first + at, m, raw, &e);
             if (my_rc != FPK_OK)
                 continue;
-            if (swap)
-                swap_bytes(raw, size, m);
             add_elements(plans, ns, isa, t->dtype, raw, m, at, mine);
         }
         FPKI_OMP(omp critical)

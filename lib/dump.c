@@ -471,6 +471,20 @@ static uint64_t extent_at(const fpk_dump *d, uint64_t offset, uint64_t end, bool
     return end;
 }
 
+/* Reverses the byte order of N elements of SIZE bytes at P. */
+static void swap_bytes(void *p, size_t size, size_t n)
+{
+    if (size == 2)
+        for (uint16_t *q = p; n--; q++)
+            *q = __builtin_bswap16(*q);
+    else if (size == 4)
+        for (uint32_t *q = p; n--; q++)
+            *q = __builtin_bswap32(*q);
+    else if (size == 8)
+        for (uint64_t *q = p; n--; q++)
+            *q = __builtin_bswap64(*q);
+}
+
 /* Checks that elements FIRST .. FIRST+N-1 of tensor I exist. */
 static int check_range(const fpk_dump *d, size_t i, uint64_t first, size_t n, fpk_error *err)
 {
@@ -504,13 +518,8 @@ int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out
 #else
     bool swap = t->big_endian;
 #endif
-    if (rc == FPK_OK && swap && size > 1)
-        for (unsigned char *p = out, *end = p + n * size; p < end; p += size)
-            for (size_t a = 0, b = size - 1; a < b; a++, b--) {
-                unsigned char c = p[a];
-                p[a] = p[b];
-                p[b] = c;
-            }
+    if (rc == FPK_OK && swap)
+        swap_bytes(out, size, n);
     return rc;
 }
 
