@@ -281,17 +281,26 @@ typedef struct share {
     size_t npieces;
 } share;
 
+/* The elements of tensor I of D, at most MAX (buffers sized for a whole
+ * small tensor, not for the largest piece). */
+static size_t at_most(const fpk_dump *d, size_t i, size_t max)
+{
+    uint64_t count = fpk_dump_tensor(d, i)->count;
+    return count < max ? (size_t)(count ? count : 1) : max;
+}
+
 static share *shares_new(pool *p, fpk_dump *d, size_t i, int nt)
 {
     share *sh = cli_xcalloc((size_t)nt, sizeof *sh);
+    size_t piece = at_most(d, p->jobs[i].tensor, PIECE);
     for (int k = 0; k < nt; k++) {
         sh[k] = (share){.p = p, .d = d, .tensor = p->jobs[i].tensor, .k = k, .step = nt,
                         .ok = true};
         grad_quant_init(&sh[k].q, p->run, fpk_dump_tensor(d, sh[k].tensor), 1);
         sh[k].sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sh[k].sums);
-        sh[k].x = cli_xcalloc(PIECE, sizeof *sh[k].x);
-        sh[k].x32 = cli_xcalloc(PIECE, sizeof *sh[k].x32);
-        sh[k].y = cli_xcalloc(PIECE, sizeof *sh[k].y);
+        sh[k].x = cli_xcalloc(piece, sizeof *sh[k].x);
+        sh[k].x32 = cli_xcalloc(piece, sizeof *sh[k].x32);
+        sh[k].y = cli_xcalloc(piece, sizeof *sh[k].y);
     }
     return sh;
 }
@@ -366,7 +375,7 @@ static void chunk_share(share *r)
 static bool read_once(pool *p, fpk_dump *d, size_t i, fpk_stats *st, share *sh)
 {
     size_t tensor = p->jobs[i].tensor;
-    float *buf = cli_xcalloc(ONCE + PIECE, sizeof *buf);
+    float *buf = cli_xcalloc(at_most(d, tensor, ONCE + PIECE), sizeof *buf);
     size_t *cut = cli_xcalloc(ONCE / FPK_MX_BLOCK + 2, sizeof *cut);
     grad_quant walk = sh->q;
     bool ok = true;
