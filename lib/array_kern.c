@@ -8,16 +8,19 @@
  * part): on every input it gives the correctly rounded encoding, NaN
  * payloads included, so only NaNs need fixing up (to the canonical NaN);
  * the flags come from integer compares and the exact round trip
- * vcvtph2ps.  AVX512-BF16's vcvtneps2bf16 is not used: it flushes float32
- * subnormal inputs to zero whatever MXCSR says, and the integer kernel
- * rounds bf16 in three operations anyway.
+ * vcvtph2ps.  It serves the AVX2 set, and under AVX-512 only tininess
+ * before rounding, as the kernel below is faster.  AVX512-BF16's
+ * vcvtneps2bf16 is not used: it flushes float32 subnormal inputs to zero
+ * whatever MXCSR says, and the integer kernel rounds bf16 in three
+ * operations anyway.
  *
- * bf16, tf32, e4m3 and e5m2 under RNE and RTZ, and every kernel format
- * under SR, without options, have an AVX-512 kernel of their own
- * (near16): integer rounding above the least normal, the vector unit's
- * rounding below it (SR: the integers everywhere, the hashes eight
- * 64-bit lanes at a time), and overflows, infinities and NaNs only in the
- * vectors that hold one. */
+ * The five kernel formats under RNE, RTZ and SR without options have an
+ * AVX-512 kernel of their own (near16): integer rounding where the
+ * format's exponent range is float32's, the vector unit's rounding with
+ * the mode in the instruction elsewhere (SR: the integers everywhere, the
+ * hashes eight 64-bit lanes at a time), a line of output at a time, the
+ * flags from running minima and overflows, infinities and NaNs only in the
+ * lines that hold one. */
 #include <string.h>
 
 #include "array-kern.h"
@@ -280,33 +283,26 @@ TARGET_AVX512 static inline __attribute__((always_inline)) __m512i rnd16(__m512i
                               _mm512_cvtepi64_epi32(h1), 1);
 }
 
-/* Whether P is a conversion near_avx512 does: bf16, tf32, e4m3 or e5m2
- * under RNE or RTZ, or any kernel format under SR, without options. */
+/* Whether P is a conversion near_avx512 does: any kernel format under
+ * RNE, RTZ or SR, without options. */
 static bool near_plain(const fpki_conv *p)
 {
-    return (p->mode == FPK_SR || p->fmt != FPKI_K_FP16) && !p->ftz && !p->daz &&
-           !p->saturate && !p->tiny_before;
+    return !p->ftz && !p->daz && !p->saturate && !p->tiny_before;
 }
 
-/* fpki_conv1 for a format F under RNE or RTZ without options, 16 elements
- * at a time.  Results at or above F's least normal round in the integers:
- * half an ulp less one, plus the kept part's last bit, carries (RNE).
- * Below it, where F's exponent range is narrower than float32's, the
- * vector unit's own rounding does the work: adding 2^(emin - m + 23),
- * whose ulp is F's least subnormal, rounds |x| onto F's subnormal grid
- * under the mode in the instruction (MXCSR's mode plays no part, and DAZ
- * cannot matter: a float32 subnormal is far below half of F's least
- * subnormal), the sum's bits less the constant's are the encoding, and
- * the sum less the constant, exactly, the value.  Under SR, the integers
- * round everywhere, as fpki_conv1 does, with the hashes of eight elements
- * at a time.  NEAR_CONSTS holds F's constants, which the compiler
- * folds. */
+/* fpki_conv1 for a format F under RNE, RTZ or SR without options, 16
+ * elements at a time: near_round rounds under RNE and RTZ, sr16 under SR
+ * (in the integers everywhere, as fpki_conv1 does, with the hashes of
+ * eight elements at a time).  NEAR_CONSTS holds F's constants, which the
+ * compiler folds. */
 typedef struct near_consts {
     bool rne, sr, quant, subs, inf_enc, of_signed;
     int d0;
     uint32_t sign_shift;
-    __m512i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf, max32, magic, quiet;
+    __m512i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf, max32, quiet;
     __m512i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
+    __m512i sign32, sign_bit;         /* float32's sign bit, the result's after the shift */
+    __m512i d0_exp, rebias_c;         /* d0 in float32's exponent field; C's shifted, less */
     /* SR: the seed, the shift to the random bits used, and F's constants */
     __m512i seed_mix, man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32, max_val;
     __m128i sr_shift;
@@ -346,11 +342,14 @@ near_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
         (int)(rne ? min_normal - (1u << (emin - m - 2 - lsb_below)) : min_normal));
     c.maxf = _mm512_set1_epi32((int)maxf);
     c.max32 = _mm512_set1_epi32((int)max32);
-    c.magic = _mm512_set1_epi32((int)(c.subs ? (uint32_t)(emin - m + 23 + 127) << 23 : 0));
     c.quiet = _mm512_set1_epi32((int)FPKI_F32_QUIET);
     c.of_val = _mm512_set1_epi32((int)of_val);
     c.inf_val = _mm512_set1_epi32((int)inf_val);
     c.nan_val = _mm512_set1_epi32((int)(quant ? FPKI_F32_QNAN : nan_enc));
+    c.sign32 = _mm512_set1_epi32((int)0x80000000u);
+    c.d0_exp = _mm512_set1_epi32(d0 << 23);
+    c.rebias_c = _mm512_set1_epi32((d0 + 128 - f->bias) << m);
+    c.sign_bit = _mm512_set1_epi32((int)(1u << (f->width - 1)));
     c.sr = mode == FPK_SR;
     if (c.sr) {
         c.seed_mix = _mm512_set1_epi64((long long)p->seed_mix);
@@ -442,6 +441,66 @@ sr16(const near_consts *c, __m512i a, __m512i s, uint64_t ctr, near_flags *fl)
     return r;
 }
 
+/* The 64 results R0..R3 (each below 2^8) as bytes, in order: packs with
+ * unsigned saturation, which work within 128-bit lanes, then a permute of
+ * the dwords back into order (4 instructions where narrowing stores take
+ * 11). */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i near_pack8(__m512i r0,
+                                                                             __m512i r1,
+                                                                             __m512i r2,
+                                                                             __m512i r3)
+{
+    __m512i b = _mm512_packus_epi16(_mm512_packus_epi32(r0, r1), _mm512_packus_epi32(r2, r3));
+    return _mm512_permutexvar_epi32(
+        _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), b);
+}
+
+/* The 32 results R0, R1 (each below 2^16) as 16-bit words, in order. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i near_pack16(__m512i r0,
+                                                                              __m512i r1)
+{
+    return _mm512_permutexvar_epi64(_mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0),
+                                    _mm512_packus_epi32(r0, r1));
+}
+
+/* Rounds the 16 magnitudes A under RNE or RTZ: *K gets the encodings'
+ * magnitudes, *Q their values as float32 (both right where A is at most
+ * max32, the largest finite value).  Where F's exponent range is
+ * float32's, in the integers: half an ulp less one, plus the kept part's
+ * last bit, carries (RNE).  Else the vector unit rounds: adding C, the
+ * power of two whose ulp is F's ulp at |x| (2^(e + d0) for the exponent
+ * e of max(|x|, F's least normal)), rounds |x| onto F's grid under the
+ * mode in the instruction (MXCSR's mode plays no part, and DAZ cannot
+ * matter: a float32 subnormal is far below half of F's least subnormal).
+ * The sum less C is then exact, the value; the sum's bits less C's count
+ * F's ulps, n = 2^m + fraction, which the exponent's bits (C's shifted
+ * down) turn into the encoding, a carry into the next binade included. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+near_round(const near_consts *c, __m512i a, __m512i *k, __m512i *q)
+{
+    if (c->subs) {
+        __m512i cv = _mm512_add_epi32(
+            _mm512_and_si512(_mm512_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
+        __m512 cf = _mm512_castsi512_ps(cv);
+        /* (the rounding operand must be a literal, whatever the optimiser does) */
+        __m512 sum = c->rne ? _mm512_add_round_ps(_mm512_castsi512_ps(a), cf,
+                                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+                            : _mm512_add_round_ps(_mm512_castsi512_ps(a), cf,
+                                                  _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        __m512i n = _mm512_sub_epi32(_mm512_castps_si512(sum), cv);
+        *k = _mm512_add_epi32(n, _mm512_sub_epi32(_mm512_srli_epi32(cv, (unsigned)c->d0),
+                                                  c->rebias_c));
+        *q = _mm512_castps_si512(_mm512_sub_ps(sum, cf));
+        return;
+    }
+    __m512i t = a;
+    if (c->rne)
+        t = _mm512_add_epi32(_mm512_add_epi32(a, c->half),
+                             _mm512_and_si512(_mm512_srli_epi32(a, (unsigned)c->d0), c->one));
+    *k = _mm512_sub_epi32(_mm512_srli_epi32(t, (unsigned)c->d0), c->rebias);
+    *q = _mm512_and_si512(t, c->high);
+}
+
 /* The results of the LIVE ones of the 16 elements at X, the first with SR
  * counter CTR. */
 TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
@@ -451,26 +510,9 @@ near16(const near_consts *c, const uint32_t *x, __mmask16 live, uint64_t ctr, ne
     __m512i a = _mm512_and_si512(xi, c->mag), s = _mm512_andnot_si512(c->mag, xi);
     if (c->sr)
         return sr16(c, a, s, ctr, fl);
-    __m512i t = a;
-    if (c->rne)
-        t = _mm512_add_epi32(_mm512_add_epi32(a, c->half),
-                             _mm512_and_si512(_mm512_srli_epi32(a, (unsigned)c->d0), c->one));
-    __m512i kv = _mm512_sub_epi32(_mm512_srli_epi32(t, (unsigned)c->d0), c->rebias);
-    __m512i qv = _mm512_and_si512(t, c->high);
-    __mmask16 inexact = _mm512_test_epi32_mask(a, c->low);
-    if (c->subs) {
-        __mmask16 sub = _mm512_cmplt_epu32_mask(a, c->min_normal);
-        __m512 magic = _mm512_castsi512_ps(c->magic);
-        /* (the rounding operand must be a literal, whatever the optimiser does) */
-        __m512 sum = c->rne ? _mm512_add_round_ps(_mm512_castsi512_ps(a), magic,
-                                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-                            : _mm512_add_round_ps(_mm512_castsi512_ps(a), magic,
-                                                  _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        __m512i val = _mm512_castps_si512(_mm512_sub_ps(sum, magic)); /* exact */
-        kv = _mm512_mask_sub_epi32(kv, sub, _mm512_castps_si512(sum), c->magic);
-        qv = _mm512_mask_mov_epi32(qv, sub, val);
-        inexact = (__mmask16)((inexact & ~sub) | _mm512_mask_cmpneq_epi32_mask(sub, val, a));
-    }
+    __m512i kv, qv;
+    near_round(c, a, &kv, &qv);
+    __mmask16 inexact = _mm512_cmpneq_epi32_mask(qv, a);
     fl->uf |= _mm512_mask_cmplt_epu32_mask(inexact, a, c->tiny);
     __m512i sv = c->quant ? s : _mm512_srli_epi32(s, c->sign_shift);
     __m512i r = _mm512_or_si512(c->quant ? qv : kv, sv);
@@ -495,6 +537,49 @@ near16(const near_consts *c, const uint32_t *x, __mmask16 live, uint64_t ctr, ne
     }
     fl->ix |= inexact;
     return r;
+}
+
+/* near16 for 16 whole elements under RNE or RTZ, the common case only:
+ * right unless a magnitude is above max32, which the lanes' largest
+ * magnitudes so far in *TOP tell; the least inexact magnitudes so far
+ * are in *LEAST (the inexact and underflow flags at the end). */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
+near16_common(const near_consts *c, const uint32_t *x, __m512i *top, __m512i *least)
+{
+    __m512i xi = _mm512_loadu_si512(x), a = _mm512_and_si512(xi, c->mag), kv, qv;
+    near_round(c, a, &kv, &qv);
+    *least = _mm512_mask_min_epu32(*least, _mm512_cmpneq_epi32_mask(qv, a), *least, a);
+    *top = _mm512_max_epu32(*top, a);
+    /* the magnitude with XI's sign bit, where the result keeps it: (m | (s & b)) */
+    return c->quant ? _mm512_ternarylogic_epi32(qv, xi, c->sign32, 0xf8)
+                    : _mm512_ternarylogic_epi32(kv, _mm512_srli_epi32(xi, c->sign_shift),
+                                                c->sign_bit, 0xf8);
+}
+
+/* The results for the line of 64 bytes of Z at element I (of SIZE bytes
+ * each): near16_common where no element is rare, near16 where one is
+ * and under SR. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i
+near_line(const near_consts *c, const uint32_t *x, size_t size, uint64_t ctr, __m512i *least,
+          near_flags *fl)
+{
+    const int nv = size == 1 ? 4 : size == 2 ? 2 : 1;
+    __m512i r[4];
+    if (!c->sr) {
+        __m512i top = _mm512_setzero_si512(), lst = _mm512_set1_epi32(-1);
+        for (int v = 0; v < nv; v++)
+            r[v] = near16_common(c, x + 16 * v, &top, &lst);
+        if (__builtin_expect(_mm512_cmpgt_epu32_mask(top, c->max32) == 0, 1))
+            *least = _mm512_min_epu32(*least, lst);
+        else
+            for (int v = 0; v < nv; v++)
+                r[v] = near16(c, x + 16 * v, 0xffff, 0, fl);
+    } else
+        for (int v = 0; v < nv; v++)
+            r[v] = near16(c, x + 16 * v, 0xffff, ctr + 16 * (uint64_t)v, fl);
+    return size == 1 ? near_pack8(r[0], r[1], r[2], r[3])
+           : size == 2 ? near_pack16(r[0], r[1])
+                       : r[0];
 }
 
 /* Stores the LIVE ones of the 16 results R at element I of Z, SIZE bytes
@@ -525,7 +610,9 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
 {
     const near_consts c = near_setup(f, mode, quant, p);
     const size_t size = quant ? 4 : f->width <= 8 ? 1 : f->width <= 16 ? 2 : 4;
-    size_t head = stream ? fpki_stream_head(z, size) : SIZE_MAX;
+    size_t head = stream ? fpki_stream_head(z, size) : 0;
+    if (head == SIZE_MAX)
+        head = 0, stream = false;
     size_t plain_end = head < n ? head : n, i = 0;
     near_flags fl = {0, 0, 0, 0};
     for (; i < plain_end; i += 16) {
@@ -534,30 +621,23 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
         near_store(z, i, near16(&c, x + i, live, index + i, &fl), live, size);
     }
     i = plain_end;
+    __m512i least = _mm512_set1_epi32(-1);
     for (const size_t line = 64 / size; n - i >= line; i += line) {
         _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
-        __m512i out = near16(&c, x + i, 0xffff, index + i, &fl);
-        if (size == 1) {
+        if (size == 1)
             _mm_prefetch((const char *)(x + i + 32) + FPKI_PREFETCH, _MM_HINT_T0);
-            out = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(out));
-            for (int q = 1; q < 4; q++) {
-                __m128i b = _mm512_cvtepi32_epi8(
-                    near16(&c, x + i + 16 * q, 0xffff, index + i + 16 * (size_t)q, &fl));
-                out = q == 1   ? _mm512_inserti32x4(out, b, 1)
-                      : q == 2 ? _mm512_inserti32x4(out, b, 2)
-                               : _mm512_inserti32x4(out, b, 3);
-            }
-        } else if (size == 2) {
-            __m256i hi =
-                _mm512_cvtepi32_epi16(near16(&c, x + i + 16, 0xffff, index + i + 16, &fl));
-            out = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(out)), hi, 1);
-        }
-        _mm512_stream_si512((void *)((uint8_t *)z + size * i), out);
+        __m512i out = near_line(&c, x + i, size, index + i, &least, &fl);
+        if (stream)
+            _mm512_stream_si512((void *)((uint8_t *)z + size * i), out);
+        else
+            _mm512_storeu_si512((void *)((uint8_t *)z + size * i), out);
     }
     for (; i < n; i += 16) {
         __mmask16 live = (__mmask16)((1u << (n - i < 16 ? n - i : 16)) - 1);
         near_store(z, i, near16(&c, x + i, live, index + i, &fl), live, size);
     }
+    fl.ix |= _mm512_cmpneq_epi32_mask(least, _mm512_set1_epi32(-1));
+    fl.uf |= _mm512_cmplt_epu32_mask(least, c.tiny);
     return (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
            (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
 }
@@ -592,11 +672,11 @@ TARGET_AVX512 static unsigned conv_avx512(const fpki_conv *p, const uint32_t *x,
                                           size_t n, uint64_t index, bool stream)
 {
     unsigned fl = 0;
-    if (f16c_exact(p))
+    if (near_plain(p))
+        fl = near_any(p, x, z, n, index, stream);
+    else if (f16c_exact(p))
         fl = p->mode == FPK_RTZ ? f16c_avx512(p, x, z, n, stream, true)
                                 : f16c_avx512(p, x, z, n, stream, false);
-    else if (near_plain(p))
-        fl = near_any(p, x, z, n, index, stream);
     else
         fl = fpki_conv_any(p, x, z, n, index, stream, store_avx512);
     if (stream)

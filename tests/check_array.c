@@ -221,6 +221,21 @@ static uint32_t *random_f32(tu_rng *rng, const fpk_format *f, size_t n)
     return x;
 }
 
+/* N float32 encodings none above F's largest finite value, so that the
+ * kernels' lines take their common path: half near F's thresholds, half
+ * any bits below it. */
+static uint32_t *finite_f32(tu_rng *rng, const fpk_format *f, size_t n)
+{
+    fpk_ctx exact = fpk_ctx_default();
+    uint32_t max = (uint32_t)fpk_convert(&fpk_fp32, f, f->max_finite, &exact);
+    uint32_t *x = xmalloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        do
+            x[i] = (uint32_t)(i % 2 ? tu_rng_next(rng) >> 32 : tu_gen(&fpk_fp32, f, rng));
+        while ((x[i] & 0x7fffffffu) > max);
+    return x;
+}
+
 START_TEST(test_random_f32)
 {
     tu_report rep;
@@ -237,6 +252,14 @@ START_TEST(test_random_f32)
         free(x);
         tu_report_line(&rep, "%zu random float32 into %s x %d modes", count, target(t)->name,
                        MODE_COUNT);
+        if (t >= FAST_TARGETS)
+            continue;
+        x = finite_f32(&rng, target(t), count);
+        check_targets(&rep, FPK_DTYPE_F32, x, count, t, t + 1, 1, 64);
+        check_targets(&rep, FPK_DTYPE_F32, x, count / 10, t, t + 1, TU_VARIANT_COUNT, 64);
+        free(x);
+        tu_report_line(&rep, "%zu random finite float32 into %s x %d modes", count,
+                       target(t)->name, MODE_COUNT);
     }
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
@@ -400,6 +423,70 @@ START_TEST(test_threads)
     }
     unsetenv("FPK_ISA");
     tu_report_line(&rep, "1 and 2 threads, one call and two, %zu elements", n);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+/* Outputs of 8 MiB and more are written a line at a time with
+ * non-temporal stores after a head up to the first line: the same bits,
+ * flags and counter as the same array converted in calls too small for
+ * that (which the tests above compare with fpk_convert), with the output
+ * aligned and not. */
+START_TEST(test_streaming)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 5);
+    const size_t stream_bytes = (size_t)8 << 20, call = (size_t)1 << 18;
+    static const fpk_round modes[] = {FPK_RNE, FPK_RTZ, FPK_SR};
+    size_t most = stream_bytes + 4099;
+    uint32_t *x = xmalloc(most * 4);
+    uint8_t *whole = xmalloc(4 * most + 4), *parts = xmalloc(4 * most + 4);
+    for (int t = 0; t < FAST_TARGETS; t++) {
+        /* in range but for one element in 4096 (the rare path) */
+        uint32_t *in = finite_f32(&rng, target(t), most), *odd = random_f32(&rng, target(t), 64);
+        memcpy(x, in, most * 4);
+        for (size_t i = 4096; i < most; i += 4096)
+            x[i - 1 - tu_rng_next(&rng) % 64] = odd[i / 4096 % 64];
+        free(in);
+        free(odd);
+        for (int m = 0; m < 3; m++)
+            for (int q = 0; q < 2; q++) {
+                size_t osize = q ? 4 : fpk_array_size(target(t)), n = stream_bytes / osize + 77;
+                for (size_t off = 0; off < 2; off++)
+                    for (int s = 0; s < nisas; s++) {
+                        setenv("FPK_ISA", isas[s], 1);
+                        fpk_ctx c[2] = {tu_ctx(modes[m], &tu_variants[0]),
+                                        tu_ctx(modes[m], &tu_variants[0])};
+                        c[0].sr_seed = c[1].sr_seed = seed;
+                        uint8_t *z[2] = {whole + osize * off, parts + osize * off};
+                        memset(z[0], 0xa5, n * osize);
+                        memset(z[1], 0x5a, n * osize);
+                        for (int r = 0; r < 2; r++)
+                            for (size_t first = 0; first < n; first += r ? call : n) {
+                                size_t len = r == 0 ? n : n - first < call ? n - first : call;
+                                if (q)
+                                    fpk_array_quantize(target(t), (float *)(z[r] + 4 * first),
+                                                       FPK_DTYPE_F32, x + first, len, &c[r], 1);
+                                else
+                                    fpk_array_convert(target(t), z[r] + osize * first,
+                                                      FPK_DTYPE_F32, x + first, len, &c[r], 1);
+                            }
+                        if (memcmp(z[0], z[1], n * osize) != 0 || c[0].flags != c[1].flags ||
+                            c[0].sr_counter != c[1].sr_counter)
+                            tu_fail(&rep, "%s %s%s, %zu elements at offset %zu: differs", isas[s],
+                                    target(t)->name, q ? " quantize" : "", n, off);
+                        else
+                            rep.cases++, rep.total_cases++;
+                    }
+            }
+    }
+    unsetenv("FPK_ISA");
+    tu_report_line(&rep, "streamed outputs of 8 MiB and more, aligned and not");
+    free(x);
+    free(whole);
+    free(parts);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
@@ -663,6 +750,7 @@ static Suite *array_suite(void)
     tcase_add_test(tc, test_sr_bits);
     tcase_add_test(tc, test_mxcsr);
     tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_streaming);
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_stats_tensor);
     suite_add_tcase(s, tc);
