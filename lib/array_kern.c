@@ -691,9 +691,11 @@ TARGET_AVX512 static void widen_avx512(fpk_dtype t, const void *x, uint32_t *z, 
 }
 
 /* The statistics with AVX-512: as fpki_stats_any, but the zeros (half of
- * many gradients, after a ReLU) are counted and left out at once, the
- * other elements packed together (vpcompressd) for the histogram and the
- * keys, and each key's count is a masked add. */
+ * many gradients, after a ReLU) are left out at once, the other elements
+ * packed together (vpcompressd) for the histogram and the keys, and each
+ * key's count is a masked add.  The first pass keeps only running extremes
+ * (float32 subnormals are there when the least nonzero magnitude is one);
+ * infinities and NaNs, seen in the largest, take a second look. */
 TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
                                        fpki_sacc *acc)
 {
@@ -703,42 +705,45 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
     uint32_t ez[FPKI_SBLOCK + 16] __attribute__((aligned(64)));
     const bool sign = keys->sign;
     const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i one = _mm512_set1_epi32(1), sub_top = _mm512_set1_epi32(0x7fffff);
+    const __m512i one = _mm512_set1_epi32(1);
     const __m512i minus1 = _mm512_set1_epi32(-1);
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0;
-        __m512i amax = _mm512_setzero_si512(), lo = minus1;
-        __mmask16 any_sub = 0, any_nonfinite = 0;
-        uint32_t zeros = 0, neg_zeros = 0;
+        __m512i top = _mm512_setzero_si512(), lo = minus1;
+        uint32_t neg_zeros = 0;
         for (size_t i = 0; i < len; i += 16) {
             __mmask16 t = len - i >= 16 ? 0xffff : (__mmask16)((1u << (len - i)) - 1);
             _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T0);
             __m512i xi = _mm512_maskz_loadu_epi32(t, x + i0 + i);
-            __m512i a = _mm512_and_si512(xi, mag), less = _mm512_sub_epi32(a, one);
+            __m512i a = _mm512_and_si512(xi, mag);
+            top = _mm512_max_epu32(top, a);
+            lo = _mm512_min_epu32(lo, _mm512_sub_epi32(a, one)); /* zero wraps above all */
             __mmask16 nonzero = _mm512_mask_test_epi32_mask(t, a, a);
-            __mmask16 fin = _mm512_mask_cmplt_epu32_mask(t, a, inf);
-            amax = _mm512_mask_max_epu32(amax, fin, amax, a);
-            lo = _mm512_min_epu32(lo, less); /* zero wraps above everything */
-            any_sub |= _mm512_mask_cmplt_epu32_mask(nonzero, less, sub_top);
-            any_nonfinite |= (__mmask16)(t & ~fin);
-            __mmask16 zero = (__mmask16)(t & ~nonzero);
-            zeros += (uint32_t)__builtin_popcount(zero);
             if (sign)
-                neg_zeros +=
-                    (uint32_t)__builtin_popcount(_mm512_mask_test_epi32_mask(zero, xi, xi));
+                neg_zeros += (uint32_t)__builtin_popcount(
+                    _mm512_mask_test_epi32_mask((__mmask16)(t & ~nonzero), xi, xi));
             _mm512_storeu_si512(nz + m, _mm512_maskz_compress_epi32(nonzero, sign ? xi : a));
-            _mm512_storeu_si512(ez + m, _mm512_maskz_compress_epi32(nonzero, _mm512_srli_epi32(a, 23)));
+            _mm512_storeu_si512(ez + m,
+                                _mm512_maskz_compress_epi32(nonzero, _mm512_srli_epi32(a, 23)));
             m += (size_t)__builtin_popcount(nonzero);
         }
         /* Padding above every key, so that whole vectors can be read. */
         _mm512_storeu_si512(nz + m, minus1);
-        uint32_t nonzero_finite = (uint32_t)m;
-        for (size_t r = 0; any_nonfinite && r < m; r += 16)
-            nonzero_finite -= (uint32_t)__builtin_popcount(_mm512_mask_cmpge_epu32_mask(
-                r + 16 <= m ? 0xffff : (__mmask16)((1u << (m - r)) - 1),
-                _mm512_and_si512(_mm512_loadu_si512(nz + r), mag), inf));
-        uint32_t block_max = _mm512_reduce_max_epu32(amax);
+        uint32_t zeros = (uint32_t)(len - m), nonzero_finite = (uint32_t)m;
+        uint32_t block_max = _mm512_reduce_max_epu32(top);
         uint32_t block_lo = _mm512_reduce_min_epu32(lo);
+        bool any_sub = block_lo < 0x7fffffu;
+        if (block_max >= FPKI_F32_INF) { /* seldom: the finite ones' largest, and count */
+            __m512i fin_max = _mm512_setzero_si512();
+            for (size_t r = 0; r < m; r += 16) {
+                __mmask16 t = r + 16 <= m ? 0xffff : (__mmask16)((1u << (m - r)) - 1);
+                __m512i a = _mm512_and_si512(_mm512_loadu_si512(nz + r), mag);
+                __mmask16 fin = _mm512_mask_cmplt_epu32_mask(t, a, inf);
+                nonzero_finite -= (uint32_t)__builtin_popcount((__mmask16)(t & ~fin));
+                fin_max = _mm512_mask_max_epu32(fin_max, fin, fin_max, a);
+            }
+            block_max = _mm512_reduce_max_epu32(fin_max);
+        }
         if (block_max > acc->amax)
             acc->amax = block_max;
         acc->hist[0] += zeros;

@@ -632,8 +632,15 @@ START_TEST(test_stats)
         }
     }
     check_stats_all(&rep, FPK_DTYPE_F32, x, n);
-    free(x);
     tu_report_line(&rep, "statistics of %zu random float32", n);
+    /* The same with each NaN an infinity: blocks whose largest magnitude
+     * is an infinity. */
+    for (size_t i = 0; i < n; i++)
+        if ((x[i] & 0x7fffffffu) > 0x7f800000u)
+            x[i] = (x[i] & 0x80000000u) | 0x7f800000u;
+    check_stats_all(&rep, FPK_DTYPE_F32, x, n);
+    free(x);
+    tu_report_line(&rep, "statistics of %zu random float32, infinities but no NaN", n);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
