@@ -32,6 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -165,26 +168,52 @@ static void row(const char *what, double seconds, size_t elems, const char *extr
     fflush(stdout);
 }
 
-/* The plain read: every byte of the data summed, 512 bytes at a time (a
- * loop the compiler vectorises), prefetched 4 KiB ahead as the array
- * paths prefetch. */
+/* The plain read: every byte of the data summed into independent sums
+ * (one chain of adds would keep too few misses in flight), 128 bytes a
+ * step, with AVX2 where the CPU has it (a scalar loop is slower than
+ * this machine's memory), prefetched 4 KiB ahead as the array paths
+ * prefetch. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static uint64_t read_avx2(const uint64_t *w, size_t n)
+{
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
+    for (size_t i = 0; i < n; i += 16) {
+        __builtin_prefetch((const char *)(w + i) + 4096);
+        __builtin_prefetch((const char *)(w + i) + 4096 + 64);
+        s0 = _mm256_add_epi64(s0, _mm256_loadu_si256((const __m256i *)(w + i)));
+        s1 = _mm256_add_epi64(s1, _mm256_loadu_si256((const __m256i *)(w + i + 4)));
+        s2 = _mm256_add_epi64(s2, _mm256_loadu_si256((const __m256i *)(w + i + 8)));
+        s3 = _mm256_add_epi64(s3, _mm256_loadu_si256((const __m256i *)(w + i + 12)));
+    }
+    uint64_t lanes[4];
+    _mm256_storeu_si256((__m256i *)lanes,
+                        _mm256_add_epi64(_mm256_add_epi64(s0, s1), _mm256_add_epi64(s2, s3)));
+    return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+#endif
+
+static uint64_t read_words(const uint64_t *w, size_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2"))
+        return read_avx2(w, n);
+#endif
+    uint64_t s[8] = {0};
+    for (size_t i = 0; i < n; i += 8) {
+        __builtin_prefetch((const char *)(w + i) + 4096);
+        for (int k = 0; k < 8; k++)
+            s[k] += w[i + k];
+    }
+    return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
 static double time_read(void)
 {
     double best = 1e30;
     for (int r = 0; r < REPS; r++) {
-        const uint64_t *w = (const uint64_t *)data;
-        uint64_t sum = 0;
         double t0 = cpu_now();
-        for (size_t i = 0; i < N / 2; i += 64) {
-            for (int j = 0; j < 8; j++)
-                __builtin_prefetch((const char *)(w + i) + 4096 + 64 * j);
-            uint64_t s = 0;
-            for (int j = 0; j < 64; j++)
-                s += w[i + j];
-            sum += s;
-        }
+        sink += read_words((const uint64_t *)data, N / 2);
         double t = cpu_now() - t0;
-        sink += sum;
         best = t < best ? t : best;
     }
     return best;
