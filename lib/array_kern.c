@@ -690,25 +690,149 @@ TARGET_AVX512 static void widen_avx512(fpk_dtype t, const void *x, uint32_t *z, 
     fpki_widen_any(t, x, z, n, daz);
 }
 
+/* The exponent histogram under AVX-512, for the nonzero elements a
+ * block packs together: each element's exponent field e, when in the
+ * window [base, base + 63], sets bit e - base - 32w of a one-hot vector
+ * for half w of the window, and carry-save adders (Harley and Seal's) sum
+ * sixteen such vectors at a time into bitsliced counters: bit j of lane l
+ * of plane p is bit p of how many of lane l's elements set bit j.  Blocks
+ * whose range leaves the window count the elements outside it one at a
+ * time. */
+#define EH_PLANES 40
+#define EH_GROUP 256 /* elements a group of adders sums */
+
+typedef struct ehist {
+    __m512i plane[2][EH_PLANES];
+    uint32_t base; /* 0 until the first nonzero element chose it */
+    int nplanes;
+} ehist;
+
+#define EH_CSA(hi, lo, a, b)                                                   \
+    do {                                                                       \
+        __m512i a_ = (a), b_ = (b);                                            \
+        hi = _mm512_ternarylogic_epi32(lo, a_, b_, 0xe8); /* majority */       \
+        lo = _mm512_ternarylogic_epi32(lo, a_, b_, 0x96); /* parity */         \
+    } while (0)
+
+/* Adds C, of weight 2^P, to half W's counters. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void eh_carry(ehist *h, int w, int p,
+                                                                         __m512i c)
+{
+    for (; _mm512_test_epi32_mask(c, c); p++) {
+        __m512i t = _mm512_and_si512(h->plane[w][p], c);
+        h->plane[w][p] = _mm512_xor_si512(h->plane[w][p], c);
+        c = t;
+    }
+    if (p > h->nplanes)
+        h->nplanes = p;
+}
+
+/* The one-hot vectors of the 16 elements V for both halves. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+eh_onehot(__m512i v, bool sign, __m512i b0, __m512i b1, __m512i *h0, __m512i *h1)
+{
+    const __m512i one = _mm512_set1_epi32(1);
+    if (sign)
+        v = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
+    __m512i e = _mm512_srli_epi32(v, 23);
+    *h0 = _mm512_sllv_epi32(one, _mm512_sub_epi32(e, b0)); /* counts past 31 give 0 */
+    *h1 = _mm512_sllv_epi32(one, _mm512_sub_epi32(e, b1));
+}
+
+/* The 16 elements at P, of which VALID are there (TAIL) or all. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i eh_load(const uint32_t *p,
+                                                                          ptrdiff_t valid,
+                                                                          bool tail)
+{
+    if (!tail)
+        return _mm512_loadu_si512(p);
+    __mmask16 t = valid >= 16 ? 0xffff : valid <= 0 ? 0 : (__mmask16)((1u << valid) - 1);
+    return _mm512_maskz_loadu_epi32(t, p); /* zeros: outside the window */
+}
+
+/* Counts the exponents of 256 elements at NZ (magnitudes, or encodings
+ * when SIGN), of which VALID are there when TAIL. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+eh_group(ehist *h, const uint32_t *nz, ptrdiff_t valid, bool sign, bool tail)
+{
+    const __m512i b0 = _mm512_set1_epi32((int)h->base), b1 = _mm512_set1_epi32((int)h->base + 32);
+    __m512i ones0 = h->plane[0][0], twos0 = h->plane[0][1], fours0 = h->plane[0][2];
+    __m512i eights0 = h->plane[0][3], ones1 = h->plane[1][0], twos1 = h->plane[1][1];
+    __m512i fours1 = h->plane[1][2], eights1 = h->plane[1][3];
+    __m512i twos_a0, twos_b0, fours_a0, fours_b0, eights_a0, eights_b0, sixteens0;
+    __m512i twos_a1, twos_b1, fours_a1, fours_b1, eights_a1, eights_b1, sixteens1;
+    __m512i x0, x1, y0, y1;
+#define EH_PAIR(k, t0, t1)                                                                 \
+    do {                                                                                   \
+        eh_onehot(eh_load(nz + 16 * (k), valid - 16 * (k), tail), sign, b0, b1, &x0, &x1); \
+        eh_onehot(eh_load(nz + 16 * (k) + 16, valid - 16 * (k) - 16, tail), sign, b0, b1,  \
+                  &y0, &y1);                                                               \
+        EH_CSA(t0, ones0, x0, y0);                                                         \
+        EH_CSA(t1, ones1, x1, y1);                                                         \
+    } while (0)
+#define EH_QUAD(k, f0, f1)                                                                 \
+    do {                                                                                   \
+        EH_PAIR(k, twos_a0, twos_a1);                                                      \
+        EH_PAIR(k + 2, twos_b0, twos_b1);                                                  \
+        EH_CSA(f0, twos0, twos_a0, twos_b0);                                               \
+        EH_CSA(f1, twos1, twos_a1, twos_b1);                                               \
+    } while (0)
+    EH_QUAD(0, fours_a0, fours_a1);
+    EH_QUAD(4, fours_b0, fours_b1);
+    EH_CSA(eights_a0, fours0, fours_a0, fours_b0);
+    EH_CSA(eights_a1, fours1, fours_a1, fours_b1);
+    EH_QUAD(8, fours_a0, fours_a1);
+    EH_QUAD(12, fours_b0, fours_b1);
+    EH_CSA(eights_b0, fours0, fours_a0, fours_b0);
+    EH_CSA(eights_b1, fours1, fours_a1, fours_b1);
+    EH_CSA(sixteens0, eights0, eights_a0, eights_b0);
+    EH_CSA(sixteens1, eights1, eights_a1, eights_b1);
+#undef EH_QUAD
+#undef EH_PAIR
+    h->plane[0][0] = ones0, h->plane[0][1] = twos0, h->plane[0][2] = fours0;
+    h->plane[0][3] = eights0, h->plane[1][0] = ones1, h->plane[1][1] = twos1;
+    h->plane[1][2] = fours1, h->plane[1][3] = eights1;
+    eh_carry(h, 0, 4, sixteens0);
+    eh_carry(h, 1, 4, sixteens1);
+}
+
+/* Adds the counters into HIST. */
+TARGET_AVX512 static void eh_flush(const ehist *h, uint64_t *hist)
+{
+    for (int w = 0; w < 2; w++)
+        for (int p = 0; p < h->nplanes; p++) {
+            uint32_t lane[16];
+            _mm512_storeu_si512(lane, h->plane[w][p]);
+            for (int l = 0; l < 16; l++)
+                for (uint32_t b = lane[l]; b; b &= b - 1)
+                    hist[h->base + 32 * (uint32_t)w + (uint32_t)__builtin_ctz(b)] +=
+                        UINT64_C(1) << p;
+        }
+}
+
 /* The statistics with AVX-512: as fpki_stats_any, but the zeros (half of
  * many gradients, after a ReLU) are left out at once, the other elements
- * packed together (vpcompressd) for the histogram and the keys, and each
- * key's count is a masked add.  The first pass keeps only running extremes
+ * packed together (vpcompressd) for the keys, where each key's count is a
+ * masked add, and for the histogram of carry-save adders above.  The first pass keeps only running extremes
  * (float32 subnormals are there when the least nonzero magnitude is one);
  * infinities and NaNs, seen in the largest, take a second look. */
 TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
                                        fpki_sacc *acc)
 {
-    uint32_t hist[8][256];
-    memset(hist, 0, sizeof hist);
-    uint32_t nz[FPKI_SBLOCK + 16] __attribute__((aligned(64)));
-    uint32_t ez[FPKI_SBLOCK + 16] __attribute__((aligned(64)));
+    ehist eh;
+    memset(&eh, 0, sizeof eh);
+    eh.nplanes = 4;
+    /* The histogram's leftovers (fewer than a group), then a block's
+     * nonzero elements and a vector of padding. */
+    uint32_t nz[EH_GROUP + FPKI_SBLOCK + 16] __attribute__((aligned(64)));
+    size_t left = 0;
     const bool sign = keys->sign;
     const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i one = _mm512_set1_epi32(1);
     const __m512i minus1 = _mm512_set1_epi32(-1);
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0;
+        uint32_t *bz = nz + left; /* the block's */
         __m512i top = _mm512_setzero_si512(), lo = minus1;
         uint32_t neg_zeros = 0;
         for (size_t i = 0; i < len; i += 16) {
@@ -722,22 +846,21 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
             if (sign)
                 neg_zeros += (uint32_t)__builtin_popcount(
                     _mm512_mask_test_epi32_mask((__mmask16)(t & ~nonzero), xi, xi));
-            _mm512_storeu_si512(nz + m, _mm512_maskz_compress_epi32(nonzero, sign ? xi : a));
-            _mm512_storeu_si512(ez + m,
-                                _mm512_maskz_compress_epi32(nonzero, _mm512_srli_epi32(a, 23)));
+            _mm512_storeu_si512(bz + m, _mm512_maskz_compress_epi32(nonzero, sign ? xi : a));
             m += (size_t)__builtin_popcount(nonzero);
         }
         /* Padding above every key, so that whole vectors can be read. */
-        _mm512_storeu_si512(nz + m, minus1);
+        _mm512_storeu_si512(bz + m, minus1);
         uint32_t zeros = (uint32_t)(len - m), nonzero_finite = (uint32_t)m;
         uint32_t block_max = _mm512_reduce_max_epu32(top);
         uint32_t block_lo = _mm512_reduce_min_epu32(lo);
+        uint32_t top_exp = block_max >> 23, lo_exp = (block_lo + 1) >> 23;
         bool any_sub = block_lo < 0x7fffffu;
         if (block_max >= FPKI_F32_INF) { /* seldom: the finite ones' largest, and count */
             __m512i fin_max = _mm512_setzero_si512();
             for (size_t r = 0; r < m; r += 16) {
                 __mmask16 t = r + 16 <= m ? 0xffff : (__mmask16)((1u << (m - r)) - 1);
-                __m512i a = _mm512_and_si512(_mm512_loadu_si512(nz + r), mag);
+                __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
                 __mmask16 fin = _mm512_mask_cmplt_epu32_mask(t, a, inf);
                 nonzero_finite -= (uint32_t)__builtin_popcount((__mmask16)(t & ~fin));
                 fin_max = _mm512_mask_max_epu32(fin_max, fin, fin_max, a);
@@ -747,19 +870,23 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
         if (block_max > acc->amax)
             acc->amax = block_max;
         acc->hist[0] += zeros;
-        size_t i = 0;
-        for (; i + 8 <= m; i += 8) {
-            hist[0][ez[i]]++;
-            hist[1][ez[i + 1]]++;
-            hist[2][ez[i + 2]]++;
-            hist[3][ez[i + 3]]++;
-            hist[4][ez[i + 4]]++;
-            hist[5][ez[i + 5]]++;
-            hist[6][ez[i + 6]]++;
-            hist[7][ez[i + 7]]++;
+        /* The window, placed by the first nonzero elements: their largest
+         * finite exponent 8 below its top. */
+        if (m && !eh.base) {
+            uint32_t e = block_max ? block_max >> 23 : 255;
+            eh.base = e < 56 ? 1 : e > 247 ? 192 : e - 55;
         }
-        for (; i < m; i++)
-            hist[0][ez[i]]++;
+        if (m && (lo_exp < eh.base || top_exp > eh.base + 63))
+            for (size_t r = 0; r < m; r += 16) { /* those outside it */
+                __mmask16 t = r + 16 <= m ? 0xffff : (__mmask16)((1u << (m - r)) - 1);
+                __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
+                __m512i e = _mm512_srli_epi32(a, 23);
+                __mmask16 out = _mm512_mask_cmpge_epu32_mask(
+                    t, _mm512_sub_epi32(e, _mm512_set1_epi32((int)eh.base)),
+                    _mm512_set1_epi32(64));
+                for (; out; out &= (__mmask16)(out - 1))
+                    acc->hist[(bz[r + (size_t)__builtin_ctz(out)] & 0x7fffffffu) >> 23]++;
+            }
         /* Keys: the zeros below each, then the rest, decided by the
          * block's range or counted four at a time. */
         uint32_t active[FPKI_MAX_KEYS];
@@ -782,7 +909,7 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
             __m512i k2 = _mm512_set1_epi32((int)k[2]), k3 = _mm512_set1_epi32((int)k[3]);
             __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
             for (size_t r = 0; r < m; r += 16) {
-                __m512i v = _mm512_loadu_si512(nz + r);
+                __m512i v = _mm512_loadu_si512(bz + r);
                 c0 = _mm512_mask_sub_epi32(c0, _mm512_cmplt_epu32_mask(v, k0), c0, minus1);
                 c1 = _mm512_mask_sub_epi32(c1, _mm512_cmplt_epu32_mask(v, k1), c1, minus1);
                 c2 = _mm512_mask_sub_epi32(c2, _mm512_cmplt_epu32_mask(v, k2), c2, minus1);
@@ -796,18 +923,25 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
                 acc->below[active[j + q]] += c[q];
         }
         for (size_t r = 0; any_sub && r < m; r += 16) {
-            __m512i a = _mm512_and_si512(_mm512_loadu_si512(nz + r), mag);
+            __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
             for (unsigned s = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x800000)); s;
                  s &= s - 1) {
                 size_t q = r + (size_t)__builtin_ctz(s);
                 if (q < m)
-                    acc->subnormal[31 - __builtin_clz(nz[q] & 0x7fffffffu)]++;
+                    acc->subnormal[31 - __builtin_clz(bz[q] & 0x7fffffffu)]++;
             }
         }
+        /* The histogram, whole groups at a time; the rest waits for more. */
+        size_t have = left + m, r = 0;
+        for (; r + EH_GROUP <= have; r += EH_GROUP)
+            eh_group(&eh, nz + r, EH_GROUP, sign, false);
+        left = have - r;
+        memmove(nz, nz + r, 4 * left);
     }
-    for (int b = 0; b < 256; b++)
-        for (int t = 0; t < 8; t++)
-            acc->hist[b] += hist[t][b];
+    if (left)
+        eh_group(&eh, nz, (ptrdiff_t)left, sign, true);
+    if (eh.base)
+        eh_flush(&eh, acc->hist);
 }
 
 TARGET_AVX2 static void srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t n,

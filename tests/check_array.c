@@ -639,8 +639,25 @@ START_TEST(test_stats)
         if ((x[i] & 0x7fffffffu) > 0x7f800000u)
             x[i] = (x[i] & 0x80000000u) | 0x7f800000u;
     check_stats_all(&rep, FPK_DTYPE_F32, x, n);
-    free(x);
     tu_report_line(&rep, "statistics of %zu random float32, infinities but no NaN", n);
+    /* Gradient-like: half zeros, the rest within 2^-40..2^0 (most blocks
+     * within the AVX-512 histogram's window) but for a few outliers up to
+     * 2^24; then the same after a block of infinities and NaNs, which
+     * places the window above them all. */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = tu_rng_next(&rng);
+        uint32_t e = 87 + (uint32_t)(r % 21 + r / 21 % 21); /* 2^-40..2^0, peaked */
+        if (i >= 2048 && i % 997 == 0)
+            e = 128 + (uint32_t)(i / 997 % 24); /* outliers above the first block's range */
+        x[i] = r >> 63 ? 0 : (uint32_t)(r >> 62 & 1) << 31 | e << 23 | (uint32_t)(r >> 32 & 0x7fffff);
+    }
+    check_stats_all(&rep, FPK_DTYPE_F32, x, n);
+    tu_report_line(&rep, "statistics of %zu gradient-like float32", n);
+    for (size_t i = 0; i < 2048; i++)
+        x[i] = (uint32_t)(i & 1) << 31 | 0x7f800000u | (uint32_t)(i & 2) << 20;
+    check_stats_all(&rep, FPK_DTYPE_F32, x, n);
+    free(x);
+    tu_report_line(&rep, "statistics of %zu gradient-like float32 after infinities and NaNs", n);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
