@@ -810,12 +810,63 @@ TARGET_AVX512 static void eh_flush(const ehist *h, uint64_t *hist)
         }
 }
 
+/* C[q] = how many of the M elements at V (and padding to a whole vector)
+ * are below KEY[q], for q < NK. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+count_below(const uint32_t *v, size_t m, const uint32_t *key, int nk, uint32_t *c)
+{
+    const __m512i minus1 = _mm512_set1_epi32(-1);
+    __m512i kv[8], cv[8];
+#pragma GCC unroll 8
+    for (int q = 0; q < nk; q++) {
+        kv[q] = _mm512_set1_epi32((int)key[q]);
+        cv[q] = _mm512_setzero_si512();
+    }
+    for (size_t r = 0; r < m; r += 16) {
+        __m512i x = _mm512_loadu_si512(v + r);
+#pragma GCC unroll 8
+        for (int q = 0; q < nk; q++)
+            cv[q] = _mm512_mask_sub_epi32(cv[q], _mm512_cmplt_epu32_mask(x, kv[q]), cv[q], minus1);
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < nk; q++)
+        c[q] = (uint32_t)_mm512_reduce_add_epi32(cv[q]);
+}
+
+/* The first pass over the LEN elements at X (all 16 at a time when FULL):
+ * their largest magnitude in TOP, least nonzero one in LEAST, -0's
+ * counted when SIGN; the nonzero ones (magnitudes, or encodings when
+ * SIGN) packed at BZ, and their number returned. */
+TARGET_AVX512 static inline __attribute__((always_inline)) size_t
+first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __m512i *top,
+           __m512i *least, uint32_t *neg_zeros)
+{
+    const __m512i mag = _mm512_set1_epi32(0x7fffffff);
+    size_t m = 0;
+    for (size_t i = 0; i < len; i += 16) {
+        __mmask16 t = full || len - i >= 16 ? 0xffff : (__mmask16)((1u << (len - i)) - 1);
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        __m512i xi = full ? _mm512_loadu_si512(x + i) : _mm512_maskz_loadu_epi32(t, x + i);
+        __m512i a = _mm512_and_si512(xi, mag);
+        __mmask16 nonzero = _mm512_test_epi32_mask(a, a);
+        *top = _mm512_max_epu32(*top, a);
+        *least = _mm512_mask_min_epu32(*least, nonzero, *least, a);
+        if (sign)
+            *neg_zeros += (uint32_t)__builtin_popcount(
+                _mm512_mask_test_epi32_mask((__mmask16)(t & ~nonzero), xi, xi));
+        _mm512_storeu_si512(bz + m, _mm512_maskz_compress_epi32(nonzero, sign ? xi : a));
+        m += (size_t)__builtin_popcount(nonzero);
+    }
+    return m;
+}
+
 /* The statistics with AVX-512: as fpki_stats_any, but the zeros (half of
  * many gradients, after a ReLU) are left out at once, the other elements
  * packed together (vpcompressd) for the keys, where each key's count is a
- * masked add, and for the histogram of carry-save adders above.  The first pass keeps only running extremes
- * (float32 subnormals are there when the least nonzero magnitude is one);
- * infinities and NaNs, seen in the largest, take a second look. */
+ * masked add, and for the histogram of carry-save adders above.  The
+ * first pass keeps only running extremes (float32 subnormals are there
+ * when the least nonzero magnitude is one); infinities and NaNs, seen in
+ * the largest, take a second look. */
 TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
                                        fpki_sacc *acc)
 {
@@ -828,32 +879,23 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
     size_t left = 0;
     const bool sign = keys->sign;
     const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i one = _mm512_set1_epi32(1);
     const __m512i minus1 = _mm512_set1_epi32(-1);
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0;
         uint32_t *bz = nz + left; /* the block's */
-        __m512i top = _mm512_setzero_si512(), lo = minus1;
+        __m512i top = _mm512_setzero_si512(), least = minus1;
         uint32_t neg_zeros = 0;
-        for (size_t i = 0; i < len; i += 16) {
-            __mmask16 t = len - i >= 16 ? 0xffff : (__mmask16)((1u << (len - i)) - 1);
-            _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T0);
-            __m512i xi = _mm512_maskz_loadu_epi32(t, x + i0 + i);
-            __m512i a = _mm512_and_si512(xi, mag);
-            top = _mm512_max_epu32(top, a);
-            lo = _mm512_min_epu32(lo, _mm512_sub_epi32(a, one)); /* zero wraps above all */
-            __mmask16 nonzero = _mm512_mask_test_epi32_mask(t, a, a);
-            if (sign)
-                neg_zeros += (uint32_t)__builtin_popcount(
-                    _mm512_mask_test_epi32_mask((__mmask16)(t & ~nonzero), xi, xi));
-            _mm512_storeu_si512(bz + m, _mm512_maskz_compress_epi32(nonzero, sign ? xi : a));
-            m += (size_t)__builtin_popcount(nonzero);
-        }
+        if (len == FPKI_SBLOCK && !sign)
+            m = first_pass(x + i0, len, false, true, bz, &top, &least, &neg_zeros);
+        else if (sign)
+            m = first_pass(x + i0, len, true, false, bz, &top, &least, &neg_zeros);
+        else
+            m = first_pass(x + i0, len, false, false, bz, &top, &least, &neg_zeros);
         /* Padding above every key, so that whole vectors can be read. */
         _mm512_storeu_si512(bz + m, minus1);
         uint32_t zeros = (uint32_t)(len - m), nonzero_finite = (uint32_t)m;
         uint32_t block_max = _mm512_reduce_max_epu32(top);
-        uint32_t block_lo = _mm512_reduce_min_epu32(lo);
+        uint32_t block_lo = _mm512_reduce_min_epu32(least) - 1; /* all ones: no nonzero */
         uint32_t top_exp = block_max >> 23, lo_exp = (block_lo + 1) >> 23;
         bool any_sub = block_lo < 0x7fffffu;
         if (block_max >= FPKI_F32_INF) { /* seldom: the finite ones' largest, and count */
@@ -888,7 +930,7 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
                     acc->hist[(bz[r + (size_t)__builtin_ctz(out)] & 0x7fffffffu) >> 23]++;
             }
         /* Keys: the zeros below each, then the rest, decided by the
-         * block's range or counted four at a time. */
+         * block's range or counted up to eight at a time. */
         uint32_t active[FPKI_MAX_KEYS];
         int na = 0;
         for (int k = 0; k < keys->n; k++) {
@@ -901,25 +943,19 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
             else
                 active[na++] = (uint32_t)k;
         }
-        for (int j = 0; j < na; j += 4) {
-            uint32_t k[4];
-            for (int q = 0; q < 4; q++)
-                k[q] = keys->key[active[j + q < na ? j + q : j]];
-            __m512i k0 = _mm512_set1_epi32((int)k[0]), k1 = _mm512_set1_epi32((int)k[1]);
-            __m512i k2 = _mm512_set1_epi32((int)k[2]), k3 = _mm512_set1_epi32((int)k[3]);
-            __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
-            for (size_t r = 0; r < m; r += 16) {
-                __m512i v = _mm512_loadu_si512(bz + r);
-                c0 = _mm512_mask_sub_epi32(c0, _mm512_cmplt_epu32_mask(v, k0), c0, minus1);
-                c1 = _mm512_mask_sub_epi32(c1, _mm512_cmplt_epu32_mask(v, k1), c1, minus1);
-                c2 = _mm512_mask_sub_epi32(c2, _mm512_cmplt_epu32_mask(v, k2), c2, minus1);
-                c3 = _mm512_mask_sub_epi32(c3, _mm512_cmplt_epu32_mask(v, k3), c3, minus1);
+        for (int j = 0; j < na; j += 8) {
+            uint32_t k[8], c[8];
+            int nk = na - j < 8 ? na - j : 8;
+            for (int q = 0; q < nk; q++)
+                k[q] = keys->key[active[j + q]];
+            switch (nk) { /* a loop for each count, its counters in registers */
+#define COUNT_CASE(K)                                                                      \
+    case K: count_below(bz, m, k, K, c); break;
+                COUNT_CASE(1) COUNT_CASE(2) COUNT_CASE(3) COUNT_CASE(4)
+                COUNT_CASE(5) COUNT_CASE(6) COUNT_CASE(7) default: COUNT_CASE(8)
+#undef COUNT_CASE
             }
-            uint32_t c[4] = {(uint32_t)_mm512_reduce_add_epi32(c0),
-                             (uint32_t)_mm512_reduce_add_epi32(c1),
-                             (uint32_t)_mm512_reduce_add_epi32(c2),
-                             (uint32_t)_mm512_reduce_add_epi32(c3)};
-            for (int q = 0; q < 4 && j + q < na; q++)
+            for (int q = 0; q < nk; q++)
                 acc->below[active[j + q]] += c[q];
         }
         for (size_t r = 0; any_sub && r < m; r += 16) {
