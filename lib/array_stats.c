@@ -93,6 +93,41 @@ static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_r
     return th;
 }
 
+/* The thresholds found last on this thread, by format, scale, mode and
+ * options: finding them (a binary search per class, each step a rounding)
+ * costs about as much as the kernels spend on 30000 elements, and
+ * callers such as fpgrad add many arrays, or a large one in pieces, with
+ * the same statistics. */
+#define CACHED 16
+
+typedef struct cached {
+    bool used;
+    int exp_bits, man_bits, bias;
+    fpk_special special;
+    double scale;
+    fpk_round mode;
+    bool ftz, saturate;
+    thresholds t;
+} cached;
+
+static thresholds find_thresholds_cached(const fpk_stats *s, const fpk_format *f, fpk_round mode)
+{
+    static _Thread_local cached cache[CACHED];
+    static _Thread_local unsigned next;
+    cached want = {true,     f->exp_bits, f->man_bits, f->bias, f->special,
+                   s->scale, mode,        s->ftz,      s->saturate, {{0}}};
+    for (int i = 0; i < CACHED; i++) {
+        const cached *c = &cache[i];
+        if (c->used && c->exp_bits == want.exp_bits && c->man_bits == want.man_bits &&
+            c->bias == want.bias && c->special == want.special && c->scale == want.scale &&
+            c->mode == want.mode && c->ftz == want.ftz && c->saturate == want.saturate)
+            return c->t;
+    }
+    want.t = find_thresholds(s, f, mode);
+    cache[next++ % CACHED] = want;
+    return want.t;
+}
+
 static fpk_round mirrored(fpk_round mode)
 {
     return mode == FPK_RUP ? FPK_RDN : mode == FPK_RDN ? FPK_RUP : mode;
@@ -132,16 +167,16 @@ static void make_plan(plan *p, fpk_stats *s)
         const fpk_format *f = s->formats[j];
         /* SR counts by RTZ's neighbour; negative elements round under
          * RUP as positive ones under RDN. */
-        thresholds t = find_thresholds(s, f, p->sr ? FPK_RTZ : s->round);
+        thresholds t = find_thresholds_cached(s, f, p->sr ? FPK_RTZ : s->round);
         memcpy(k->key + k->n, t.t, sizeof t.t);
         k->n += 3;
         if (sign) {
-            thresholds neg = find_thresholds(s, f, mirrored(s->round));
+            thresholds neg = find_thresholds_cached(s, f, mirrored(s->round));
             for (int c = 0; c < 3; c++)
                 k->key[k->n++] = F32_SIGN + neg.t[c];
         }
         if (p->sr) {
-            thresholds away = find_thresholds(s, f, FPK_RUP);
+            thresholds away = find_thresholds_cached(s, f, FPK_RUP);
             memcpy(p->srkeys.tz[j], t.t, sizeof t.t);
             memcpy(p->srkeys.away[j], away.t, sizeof away.t);
             p->srkeys.emin[j] = f->emin;
