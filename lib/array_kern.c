@@ -811,9 +811,11 @@ TARGET_AVX512 static void eh_flush(const ehist *h, uint64_t *hist)
 }
 
 /* C[q] = how many of the M elements at V (and padding to a whole vector)
- * are below KEY[q], for q < NK. */
+ * are below KEY[q], for q < NK; meanwhile the lines from PF up to PF_END
+ * are prefetched, one a step. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-count_below(const uint32_t *v, size_t m, const uint32_t *key, int nk, uint32_t *c)
+count_below(const uint32_t *v, size_t m, const uint32_t *key, int nk, uint32_t *c,
+            const char *pf, const char *pf_end)
 {
     const __m512i minus1 = _mm512_set1_epi32(-1);
     __m512i kv[8], cv[8];
@@ -824,6 +826,10 @@ count_below(const uint32_t *v, size_t m, const uint32_t *key, int nk, uint32_t *
     }
     for (size_t r = 0; r < m; r += 16) {
         __m512i x = _mm512_loadu_si512(v + r);
+        if (pf < pf_end) {
+            _mm_prefetch(pf, _MM_HINT_T0);
+            pf += 64;
+        }
 #pragma GCC unroll 8
         for (int q = 0; q < nk; q++)
             cv[q] = _mm512_mask_sub_epi32(cv[q], _mm512_cmplt_epu32_mask(x, kv[q]), cv[q], minus1);
@@ -943,14 +949,19 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
             else
                 active[na++] = (uint32_t)k;
         }
-        for (int j = 0; j < na; j += 8) {
+        /* The next block's lines that the first pass has not asked for,
+         * asked for while the keys are counted (memory would idle). */
+        const char *pf = (const char *)(x + i0 + len) + FPKI_PREFETCH;
+        const char *pf_end =
+            (const char *)(x + (n - i0 - len < FPKI_SBLOCK ? n : i0 + len + FPKI_SBLOCK));
+        for (int j = 0; j < na; j += 8, pf = pf_end) {
             uint32_t k[8], c[8];
             int nk = na - j < 8 ? na - j : 8;
             for (int q = 0; q < nk; q++)
                 k[q] = keys->key[active[j + q]];
             switch (nk) { /* a loop for each count, its counters in registers */
 #define COUNT_CASE(K)                                                                      \
-    case K: count_below(bz, m, k, K, c); break;
+    case K: count_below(bz, m, k, K, c, pf, pf_end); break;
                 COUNT_CASE(1) COUNT_CASE(2) COUNT_CASE(3) COUNT_CASE(4)
                 COUNT_CASE(5) COUNT_CASE(6) COUNT_CASE(7) default: COUNT_CASE(8)
 #undef COUNT_CASE
