@@ -102,8 +102,7 @@ static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_r
 
 typedef struct cached {
     bool used;
-    int exp_bits, man_bits, bias;
-    fpk_special special;
+    fpk_format f; /* a copy: the caller's descriptor may not outlive the call */
     double scale;
     fpk_round mode;
     bool ftz, saturate;
@@ -114,15 +113,13 @@ static thresholds find_thresholds_cached(const fpk_stats *s, const fpk_format *f
 {
     static _Thread_local cached cache[CACHED];
     static _Thread_local unsigned next;
-    cached want = {true,     f->exp_bits, f->man_bits, f->bias, f->special,
-                   s->scale, mode,        s->ftz,      s->saturate, {{0}}};
     for (int i = 0; i < CACHED; i++) {
         const cached *c = &cache[i];
-        if (c->used && c->exp_bits == want.exp_bits && c->man_bits == want.man_bits &&
-            c->bias == want.bias && c->special == want.special && c->scale == want.scale &&
-            c->mode == want.mode && c->ftz == want.ftz && c->saturate == want.saturate)
+        if (c->used && fpki_same_format(&c->f, f) && c->scale == s->scale && c->mode == mode &&
+            c->ftz == s->ftz && c->saturate == s->saturate)
             return c->t;
     }
+    cached want = {true, *f, s->scale, mode, s->ftz, s->saturate, {{0}}};
     want.t = find_thresholds(s, f, mode);
     cache[next++ % CACHED] = want;
     return want.t;
