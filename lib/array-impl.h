@@ -122,6 +122,18 @@ typedef void fpki_srfix_fn(const fpki_srkeys *k, const uint32_t *x, size_t n, ui
                            int64_t (*delta)[4]);
 extern fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT];
 
+/* fpk_array_sqerr: adds the squares of X[0..N-1] and of their errors
+ * against Y to the lanes X2 and E2. */
+typedef void fpki_lanes_fn(const float *x, const float *y, size_t n, double *x2, double *e2);
+extern fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT];
+
+/* The same for Y := X[0..N-1] quantised under P (p->quant), rounded and
+ * summed in one pass, E2 not NULL; *FLAGS |= the flags raised.  Returns
+ * false, doing nothing, where the set has no such kernel for P. */
+typedef bool fpki_sqerr_fn(const fpki_conv *p, const uint32_t *x, size_t n, double *x2,
+                           double *e2, unsigned *flags);
+extern fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT];
+
 /* The encoding of element I of X, an array of dtype T in host order. */
 static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
 {

@@ -7,7 +7,13 @@
  * array_kern.c, every other case fpk_convert itself.  Arrays of a few
  * pieces and more are split into pieces of FPKI_PIECE elements that
  * OpenMP threads share; under SR element i always rounds with counter
- * sr_counter + i, so neither threads nor pieces change a bit. */
+ * sr_counter + i, so neither threads nor pieces change a bit.
+ *
+ * The squared errors of fake quantisation (the sums of an SQNR) are
+ * summed in lanes of doubles by the kernels too: rounded and summed in one
+ * pass where a kernel can, else quantised a part at a time and summed. */
+#include <fenv.h>
+
 #include "array-kern.h"
 
 /* Outputs at least this large are written with non-temporal stores: they
@@ -155,11 +161,60 @@ void fpk_array_convert(const fpk_format *to, void *z, fpk_dtype from, const void
     convert(to, false, z, from, x, n, c, threads);
 }
 
+/* Whether F's values are all float32 values. */
+static bool quantizable(const fpk_format *f)
+{
+    return f->man_bits <= 23 && f->emax <= 127 && f->emin - f->man_bits >= -149;
+}
+
 bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const void *x, size_t n,
                         fpk_ctx *c, int threads)
 {
-    if (f->man_bits > 23 || f->emax > 127 || f->emin - f->man_bits < -149)
+    if (!quantizable(f))
         return false;
     convert(f, true, z, from, x, n, c, threads);
+    return true;
+}
+
+/* The squared errors are summed in the default floating-point
+ * environment (round to nearest, no flush to zero, no denormals read as
+ * zero), whatever the caller's, which gets its own back, flags
+ * included. */
+void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, double *e2)
+{
+    fenv_t env;
+    fegetenv(&env);
+    fesetenv(FE_DFL_ENV);
+    fpki_lanes_fns[fpki_isa_best()](x, y, n, x2, y ? e2 : NULL);
+    fesetenv(&env);
+}
+
+/* Elements quantised at once where no kernel sums as it rounds: a
+ * multiple of FPK_LANES, so that each part's lanes are the call's. */
+#define SQERR_PART 1024
+
+bool fpk_array_quantize_sqerr(const fpk_format *f, const float *x, size_t n, fpk_ctx *c,
+                              double *x2, double *e2)
+{
+    if (!quantizable(f))
+        return false;
+    fpki_conv p;
+    unsigned flags = 0;
+    fpki_isa isa = fpki_isa_best();
+    fenv_t env;
+    fegetenv(&env);
+    fesetenv(FE_DFL_ENV);
+    if (e2 && plan(&p, f, true, FPK_DTYPE_F32, c) &&
+        fpki_sqerr_fns[isa](&p, (const uint32_t *)x, n, x2, e2, &flags)) {
+        c->flags |= flags;
+    } else {
+        float y[SQERR_PART];
+        for (size_t i = 0; i < n; i += SQERR_PART) {
+            size_t k = n - i < SQERR_PART ? n - i : SQERR_PART;
+            convert(f, true, y, FPK_DTYPE_F32, x + i, k, c, 1);
+            fpki_lanes_fns[isa](x + i, y, k, x2, e2);
+        }
+    }
+    fesetenv(&env);
     return true;
 }

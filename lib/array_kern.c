@@ -20,7 +20,19 @@
  * the mode in the instruction elsewhere (SR: the integers everywhere, the
  * hashes eight 64-bit lanes at a time), a line of output at a time, the
  * flags from running minima and overflows, infinities and NaNs only in the
- * lines that hold one. */
+ * lines that hold one.  Under RNE and RTZ the same rounding also feeds the
+ * squared errors of fake quantisation (sqerr_near) without storing a
+ * result. */
+
+/* The squared errors' sums round each product before it is added, as
+ * fpk_array_sqerr promises (the kernels' bodies included); nothing else
+ * here multiplies floats. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <string.h>
 
 #include "array-kern.h"
@@ -41,6 +53,19 @@ static unsigned conv_c(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
 static void widen_c(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz)
 {
     fpki_widen_any(t, x, z, n, daz);
+}
+
+static void lanes_c(const float *x, const float *y, size_t n, double *x2, double *e2)
+{
+    fpki_lanes_any(x, y, n, x2, e2);
+}
+
+/* No set but AVX-512 rounds and sums in one pass. */
+static bool sqerr_none(const fpki_conv *p, const uint32_t *x, size_t n, double *x2, double *e2,
+                       unsigned *flags)
+{
+    (void)p, (void)x, (void)n, (void)x2, (void)e2, (void)flags;
+    return false;
 }
 
 static void stats_c(const fpki_skeys *k, const uint32_t *x, size_t n, fpki_sacc *acc)
@@ -175,6 +200,12 @@ TARGET_AVX2 static unsigned conv_avx2(const fpki_conv *p, const uint32_t *x, voi
 TARGET_AVX2 static void widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz)
 {
     fpki_widen_any(t, x, z, n, daz);
+}
+
+TARGET_AVX2 static void lanes_avx2(const float *x, const float *y, size_t n, double *x2,
+                                   double *e2)
+{
+    fpki_lanes_any(x, y, n, x2, e2);
 }
 
 TARGET_AVX2 static void stats_avx2(const fpki_skeys *k, const uint32_t *x, size_t n,
@@ -1066,13 +1097,163 @@ TARGET_AVX512 static void srfix_avx512(const fpki_srkeys *k, const uint32_t *x, 
         }
 }
 
+/* The squared errors of the lanes in COUNTED of the float32 elements XV
+ * and their results YV (as fpki_lanes_any adds them) into SX and SE. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+sq16(__m512 xv, __m512 yv, __mmask16 counted, bool want_x2, __m512d *sx, __m512d *se)
+{
+    __m512 xk = _mm512_maskz_mov_ps(counted, xv), yk = _mm512_maskz_mov_ps(counted, yv);
+    __m512d xl = _mm512_cvtps_pd(_mm512_castps512_ps256(xk));
+    __m512d xh = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(xk), 1)));
+    __m512d el = _mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(yk)), xl);
+    __m512d eh = _mm512_sub_pd(
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(yk), 1))), xh);
+    if (want_x2) {
+        sx[0] = _mm512_add_pd(sx[0], _mm512_mul_pd(xl, xl));
+        sx[1] = _mm512_add_pd(sx[1], _mm512_mul_pd(xh, xh));
+    }
+    se[0] = _mm512_add_pd(se[0], _mm512_mul_pd(el, el));
+    se[1] = _mm512_add_pd(se[1], _mm512_mul_pd(eh, eh));
+}
+
+/* The lanes counted among the 16 elements XV and their results YV:
+ * nonzero finite elements with finite results. */
+TARGET_AVX512 static inline __attribute__((always_inline)) __mmask16 sq16_counted(__m512 xv,
+                                                                                  __m512 yv)
+{
+    const __m512i mag = _mm512_set1_epi32((int)FPKI_F32_MAG);
+    const __m512i inf = _mm512_set1_epi32((int)FPKI_F32_INF);
+    __m512i ax = _mm512_and_si512(_mm512_castps_si512(xv), mag);
+    __m512i ay = _mm512_and_si512(_mm512_castps_si512(yv), mag);
+    return _mm512_cmplt_epu32_mask(_mm512_sub_epi32(ax, _mm512_set1_epi32(1)),
+                                   _mm512_sub_epi32(inf, _mm512_set1_epi32(1))) &
+           _mm512_cmplt_epu32_mask(ay, inf);
+}
+
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+lanes_load(const double *x2, const double *e2, __m512d *sx, __m512d *se)
+{
+    sx[0] = sx[1] = se[0] = se[1] = _mm512_setzero_pd();
+    if (x2)
+        sx[0] = _mm512_loadu_pd(x2), sx[1] = _mm512_loadu_pd(x2 + 8);
+    if (e2)
+        se[0] = _mm512_loadu_pd(e2), se[1] = _mm512_loadu_pd(e2 + 8);
+}
+
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+lanes_store(double *x2, double *e2, const __m512d *sx, const __m512d *se)
+{
+    if (x2)
+        _mm512_storeu_pd(x2, sx[0]), _mm512_storeu_pd(x2 + 8, sx[1]);
+    if (e2)
+        _mm512_storeu_pd(e2, se[0]), _mm512_storeu_pd(e2 + 8, se[1]);
+}
+
+TARGET_AVX512 static void lanes_avx512(const float *x, const float *y, size_t n, double *x2,
+                                       double *e2)
+{
+    __m512d sx[2], se[2];
+    lanes_load(x2, e2, sx, se);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 live = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 xv = _mm512_maskz_loadu_ps(live, x + i);
+        __m512 yv = y ? _mm512_maskz_loadu_ps(live, y + i) : _mm512_setzero_ps();
+        sq16(xv, yv, sq16_counted(xv, yv), x2 != NULL, sx, se);
+    }
+    lanes_store(x2, e2, sx, se);
+}
+
+/* fpki_sqerr_fn for F under MODE (RNE or RTZ, no options): where no
+ * element of 16 is above max32 every result is finite and the error of
+ * each magnitude is exact in float32 (its result is zero or within a
+ * factor of two of it), so the 16 are summed unmasked (a zero adds
+ * zeros); near16 and the masked sums take the others and the tail. */
+TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
+sqerr_near(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p,
+           const uint32_t *x, size_t n, double *x2, double *e2)
+{
+    const near_consts c = near_setup(f, mode, true, p);
+    __m512d sx[2], se[2];
+    lanes_load(x2, e2, sx, se);
+    near_flags fl = {0, 0, 0, 0};
+    __m512i least = _mm512_set1_epi32(-1);
+    size_t i = 0;
+    for (; n - i >= 16; i += 16) {
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        __m512i xi = _mm512_loadu_si512(x + i), a = _mm512_and_si512(xi, c.mag);
+        if (__builtin_expect(_mm512_cmpgt_epu32_mask(a, c.max32) != 0, 0)) {
+            __m512 yv = _mm512_castsi512_ps(near16(&c, x + i, 0xffff, 0, &fl));
+            __m512 xv = _mm512_castsi512_ps(xi);
+            sq16(xv, yv, sq16_counted(xv, yv), want_x2, sx, se);
+            continue;
+        }
+        __m512i kv, qv;
+        near_round(&c, a, &kv, &qv);
+        least = _mm512_mask_min_epu32(least, _mm512_cmpneq_epi32_mask(qv, a), least, a);
+        __m512 af = _mm512_castsi512_ps(a);
+        __m512 e = _mm512_sub_ps(_mm512_castsi512_ps(qv), af);
+        __m512d el = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
+        __m512d eh = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+        se[0] = _mm512_add_pd(se[0], _mm512_mul_pd(el, el));
+        se[1] = _mm512_add_pd(se[1], _mm512_mul_pd(eh, eh));
+        if (want_x2) {
+            __m512d al = _mm512_cvtps_pd(_mm512_castps512_ps256(af));
+            __m512d ah =
+                _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)));
+            sx[0] = _mm512_add_pd(sx[0], _mm512_mul_pd(al, al));
+            sx[1] = _mm512_add_pd(sx[1], _mm512_mul_pd(ah, ah));
+        }
+    }
+    if (i < n) {
+        __mmask16 live = (__mmask16)((1u << (n - i)) - 1);
+        __m512 yv = _mm512_castsi512_ps(near16(&c, x + i, live, 0, &fl));
+        __m512 xv = _mm512_maskz_loadu_ps(live, x + i);
+        sq16(xv, yv, sq16_counted(xv, yv), want_x2, sx, se);
+    }
+    lanes_store(want_x2 ? x2 : NULL, e2, sx, se);
+    fl.ix |= _mm512_cmpneq_epi32_mask(least, _mm512_set1_epi32(-1));
+    fl.uf |= _mm512_cmplt_epu32_mask(least, c.tiny);
+    return (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
+           (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
+}
+
+TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
+sqerr_fmt(const fpk_format *f, const fpki_conv *p, const uint32_t *x, size_t n, double *x2,
+          double *e2)
+{
+    if (p->mode == FPK_RNE)
+        return x2 ? sqerr_near(f, FPK_RNE, true, p, x, n, x2, e2)
+                  : sqerr_near(f, FPK_RNE, false, p, x, n, x2, e2);
+    return x2 ? sqerr_near(f, FPK_RTZ, true, p, x, n, x2, e2)
+              : sqerr_near(f, FPK_RTZ, false, p, x, n, x2, e2);
+}
+
+TARGET_AVX512 static bool sqerr_avx512(const fpki_conv *p, const uint32_t *x, size_t n,
+                                       double *x2, double *e2, unsigned *flags)
+{
+    if (!near_plain(p) || !p->quant || (p->mode != FPK_RNE && p->mode != FPK_RTZ))
+        return false;
+    switch (p->fmt) {
+    case FPKI_K_FP16: *flags |= sqerr_fmt(&fpki_k_fp16, p, x, n, x2, e2); break;
+    case FPKI_K_BF16: *flags |= sqerr_fmt(&fpki_k_bf16, p, x, n, x2, e2); break;
+    case FPKI_K_TF32: *flags |= sqerr_fmt(&fpki_k_tf32, p, x, n, x2, e2); break;
+    case FPKI_K_E4M3: *flags |= sqerr_fmt(&fpki_k_e4m3, p, x, n, x2, e2); break;
+    default: *flags |= sqerr_fmt(&fpki_k_e5m2, p, x, n, x2, e2); break;
+    }
+    return true;
+}
+
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_avx2, conv_avx512};
 fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_avx2, widen_avx512};
 fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_avx2, stats_avx512};
 fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, srfix_avx2, srfix_avx512};
+fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT] = {lanes_c, lanes_avx2, lanes_avx512};
+fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, sqerr_none, sqerr_avx512};
 #else
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_c, conv_c};
 fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_c, widen_c};
 fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_c, stats_c};
 fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, srfix_c, srfix_c};
+fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT] = {lanes_c, lanes_c, lanes_c};
+fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, sqerr_none, sqerr_none};
 #endif

@@ -478,6 +478,23 @@ void fpk_array_convert(const fpk_format *to, void *z, fpk_dtype from, const void
 bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const void *x, size_t n,
                         fpk_ctx *c, int threads);
 
+/* Squared errors, the sums behind a signal-to-quantisation-noise ratio,
+ * in FPK_LANES lanes: for each i < N with X[i] nonzero and finite and
+ * Y[i] finite, X2[i % FPK_LANES] += X[i]^2 and E2[i % FPK_LANES] +=
+ * (Y[i] - X[i])^2, each lane in increasing i, in double with every
+ * operation rounded (no fused multiply-add), so that the sums are the
+ * same on every CPU.  X2 or E2 may be NULL; Y NULL counts every nonzero
+ * finite X[i] and leaves E2 alone. */
+#define FPK_LANES 16
+void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, double *e2);
+
+/* fpk_array_sqerr(X, Y, N, X2, E2) for Y := fpk_array_quantize(F, X),
+ * without storing Y (the fast kernels round and sum in one pass), with
+ * fpk_array_quantize's flags and SR counters, on the calling thread;
+ * returns false, and does nothing, where fpk_array_quantize would. */
+bool fpk_array_quantize_sqerr(const fpk_format *f, const float *x, size_t n, fpk_ctx *c,
+                              double *x2, double *e2);
+
 /* The vector code the fast paths run on this CPU: "avx512", "avx2" (with
  * F16C) or "c" (portable C); the environment variable FPK_ISA, set to one
  * of these, caps the choice. */

@@ -11,12 +11,16 @@
  *   - fpk_stats_add_array and fpk_stats_add_tensor against fpk_stats_add
  *     on the same values as doubles, for every dtype, mode, option, a
  *     range of scales and two sets of formats;
+ *   - fpk_array_quantize_sqerr and fpk_array_sqerr against the squared
+ *     errors of fpk_convert's results, lane by lane, flags and SR counters
+ *     too, also under that MXCSR;
  *   - the same results with 1 and 2 threads, and from an array split into
  *     calls anywhere.
  * fpk_convert and fpk_stats_add are themselves checked against MPFR
  * (check_convert, check_stats).  FPK_EXHAUSTIVE raises the random count
  * to 10^7 float32 per format and mode. */
 #include <check.h>
+#include <fenv.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,8 +295,174 @@ START_TEST(test_sr_bits)
 }
 END_TEST
 
+/* The squared errors' lanes, as fpk_array_sqerr defines them: the terms
+ * of element I of X and its result Y (float32 encodings) added to lane
+ * I % FPK_LANES of X2 and E2. */
+static void sqerr_ref(const uint32_t *x, const uint32_t *y, size_t n, double *x2, double *e2)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ax = x[i] & 0x7fffffffu, ay = y[i] & 0x7fffffffu;
+        if (ax == 0 || ax >= 0x7f800000u || ay >= 0x7f800000u)
+            continue;
+        float xf, yf;
+        memcpy(&xf, &x[i], sizeof xf);
+        memcpy(&yf, &y[i], sizeof yf);
+        volatile double xd = xf, ed = (double)yf - xd, xx = xd * xd, ee = ed * ed;
+        x2[i % FPK_LANES] += xx;
+        e2[i % FPK_LANES] += ee;
+    }
+}
+
+/* fpk_array_quantize_sqerr of X[0..N-1] into F under C, GROUP elements a
+ * call, the lanes carried from call to call (with X2 and without, which
+ * must not change E2), and fpk_array_sqerr of X against the scalar
+ * core's results, against sqerr_ref and fpk_convert's flags and SR
+ * counters, with every kernel set.  Calls of 16 elements make each
+ * lane's sum one element's term, so that no term can hide in a sum. */
+static void check_sqerr(tu_report *rep, const fpk_format *f, const fpk_ctx *c0,
+                        const char *variant, const uint32_t *x, size_t n, size_t group)
+{
+    uint32_t *y = xmalloc(n * sizeof *y);
+    size_t groups = (n + group - 1) / group;
+    unsigned *want_flags = calloc(groups, sizeof *want_flags);
+    double (*want)[2][FPK_LANES] = calloc(groups, sizeof *want);
+    ck_assert_ptr_nonnull(want_flags);
+    ck_assert_ptr_nonnull(want);
+    fpk_ctx e = *c0;
+    for (size_t i = 0; i < n; i++) {
+        fpk_ctx exact = fpk_ctx_default();
+        e.flags = 0;
+        e.sr_counter = c0->sr_counter + i;
+        y[i] = (uint32_t)fpk_convert(&fpk_fp32, f, fpk_convert(f, &fpk_fp32, x[i], &e), &exact);
+        want_flags[i / group] |= e.flags;
+    }
+    double lx[FPK_LANES] = {0}, le[FPK_LANES] = {0};
+    fenv_t env; /* the sums' environment, whatever the test's */
+    fegetenv(&env);
+    fesetenv(FE_DFL_ENV);
+    for (size_t g = 0; g < groups; g++) {
+        size_t first = g * group, len = n - first < group ? n - first : group;
+        sqerr_ref(x + first, y + first, len, lx, le);
+        memcpy(want[g][0], lx, sizeof lx);
+        memcpy(want[g][1], le, sizeof le);
+    }
+    fesetenv(&env);
+    for (int s = 0; s < nisas; s++) {
+        setenv("FPK_ISA", isas[s], 1);
+        double gx[FPK_LANES] = {0}, ge[FPK_LANES] = {0}, ge_only[FPK_LANES] = {0};
+        double sx[FPK_LANES] = {0}, se[FPK_LANES] = {0};
+        for (size_t g = 0; g < groups; g++) {
+            size_t first = g * group, len = n - first < group ? n - first : group;
+            const float *xs = (const float *)(const void *)(x + first);
+            fpk_ctx c = *c0, d = *c0;
+            c.sr_counter += first;
+            d.sr_counter += first;
+            ck_assert(fpk_array_quantize_sqerr(f, xs, len, &c, gx, ge));
+            ck_assert(fpk_array_quantize_sqerr(f, xs, len, &d, NULL, ge_only));
+            fpk_array_sqerr(xs, (const float *)(const void *)(y + first), len, sx, se);
+            uint64_t counter = c0->sr_counter + first + (c0->round == FPK_SR ? len : 0);
+            bool flags_ok = c.flags == want_flags[g] && d.flags == want_flags[g] &&
+                            c.sr_counter == counter && d.sr_counter == counter;
+            bool sums_ok = memcmp(gx, want[g][0], sizeof gx) == 0 &&
+                           memcmp(ge, want[g][1], sizeof ge) == 0 &&
+                           memcmp(ge_only, want[g][1], sizeof ge) == 0;
+            bool given_ok = memcmp(sx, want[g][0], sizeof sx) == 0 &&
+                            memcmp(se, want[g][1], sizeof se) == 0;
+            if (!flags_ok || !sums_ok || !given_ok) {
+                int l = 0;
+                while (l < FPK_LANES - 1 && gx[l] == want[g][0][l] && ge[l] == want[g][1][l])
+                    l++;
+                tu_fail(rep,
+                        "%s sqerr %s %s %s elements %zu..%zu (x %08" PRIx32
+                        "...): flags %s, counter %" PRIu64 "%s%s; lane %d x2 %a e2 %a, "
+                        "expected flags %s, x2 %a e2 %a",
+                        isas[s], f->name, tu_mode_name(c0->round), variant, first,
+                        first + len - 1, x[first], tu_flags_name(c.flags).s, c.sr_counter,
+                        given_ok ? "" : ", fpk_array_sqerr differs",
+                        memcmp(ge_only, ge, sizeof ge) == 0 ? "" : ", e2 without x2 differs",
+                        l, gx[l], ge[l], tu_flags_name(want_flags[g]).s, want[g][0][l],
+                        want[g][1][l]);
+                memcpy(gx, want[g][0], sizeof gx);
+                memcpy(ge, want[g][1], sizeof ge);
+                memcpy(ge_only, want[g][1], sizeof ge);
+                memcpy(sx, want[g][0], sizeof sx);
+                memcpy(se, want[g][1], sizeof se);
+            } else {
+                rep->cases++, rep->total_cases++;
+            }
+        }
+    }
+    unsetenv("FPK_ISA");
+    free(want);
+    free(want_flags);
+    free(y);
+}
+
+/* X[0..N-1] into every target float32 holds, in every mode and VARIANTS
+ * variants, in calls of 16 elements and of GROUP. */
+static void check_sqerr_targets(tu_report *rep, const uint32_t *x, size_t n, int t0, int t1,
+                                int variants, size_t group)
+{
+    for (int t = t0; t < t1; t++) {
+        const fpk_format *f = target(t);
+        if (f->man_bits > 23) {
+            double x2[FPK_LANES] = {0}, e2[FPK_LANES] = {1};
+            fpk_ctx c = fpk_ctx_default();
+            if (fpk_array_quantize_sqerr(f, (const float *)(const void *)x, n, &c, x2, e2) ||
+                c.flags || e2[0] != 1)
+                tu_fail(rep, "sqerr %s: not refused", f->name);
+            continue;
+        }
+        for (int v = 0; v < variants; v++)
+            for (int m = 0; m < MODE_COUNT; m++) {
+                fpk_ctx c = tu_ctx(all_modes[m], &tu_variants[v]);
+                c.sr_seed = seed + (uint64_t)t;
+                c.sr_counter = (uint64_t)v << 40;
+                check_sqerr(rep, f, &c, tu_variants[v].name, x, n, 16);
+                check_sqerr(rep, f, &c, tu_variants[v].name, x, n, group);
+            }
+    }
+}
+
+START_TEST(test_sqerr)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    /* Every fp16 and bf16 value, as float32. */
+    uint32_t *x = xmalloc(2 * 65536 * sizeof *x);
+    fpk_ctx exact = fpk_ctx_default();
+    for (uint32_t i = 0; i < 65536; i++) {
+        x[i] = (uint32_t)fpk_convert(&fpk_fp32, &fpk_fp16, i, &exact);
+        x[65536 + i] = i << 16;
+    }
+    check_sqerr_targets(&rep, x, 2 * 65536, 0, TARGETS, TU_VARIANT_COUNT, 1000);
+    tu_report_line(&rep, "every fp16 and bf16 value: squared errors in %d formats x %d modes "
+                         "x %d variants",
+                   TARGETS, MODE_COUNT, TU_VARIANT_COUNT);
+    free(x);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 3);
+    size_t n = tu_exhaustive() ? 10000000 : 100000;
+    for (int t = 0; t < TARGETS; t++) {
+        size_t count = t < FAST_TARGETS ? n : n / 10;
+        x = random_f32(&rng, target(t), count);
+        check_sqerr_targets(&rep, x, count, t, t + 1, 1, 4099);
+        free(x);
+        x = finite_f32(&rng, target(t), count);
+        check_sqerr_targets(&rep, x, count, t, t + 1, 1, 65536);
+        check_sqerr_targets(&rep, x, count / 10, t, t + 1, TU_VARIANT_COUNT, 333);
+        free(x);
+        tu_report_line(&rep, "%zu random float32 and %zu finite ones: squared errors in %s x %d "
+                             "modes",
+                       count, count, target(t)->name, MODE_COUNT);
+    }
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
 /* MXCSR (x86) set to FTZ, DAZ and round toward zero changes nothing: the
- * hardware paths give their rounding mode in the instruction. */
+ * hardware paths give their rounding mode in the instruction, and the squared errors
+ * are summed in the default environment. */
 START_TEST(test_mxcsr)
 {
 #if defined(__x86_64__)
@@ -307,6 +477,13 @@ START_TEST(test_mxcsr)
         check_targets(&rep, FPK_DTYPE_F32, x, 50000, t, t + 1, 1, 50);
         free(x);
     }
+    uint32_t *sub = xmalloc(65536 * sizeof *sub); /* float32 subnormals among them */
+    for (uint32_t i = 0; i < 65536; i++)
+        sub[i] = i % 3 ? i << 16 : (i * 0x9e3779b9u) >> 8;
+    check_sqerr_targets(&rep, sub, 65536, 0, FAST_TARGETS, 1, 1000);
+    free(sub);
+    if ((_mm_getcsr() & 0xffc0) != ((saved | 0x8040 | 0x6000) & 0xffc0))
+        tu_fail(&rep, "MXCSR's modes changed by a call");
     _mm_setcsr(saved);
     tu_report_line(&rep, "under MXCSR FTZ|DAZ|RZ");
     ck_assert_uint_eq(tu_report_done(&rep), 0);
@@ -777,6 +954,7 @@ static Suite *array_suite(void)
     tcase_add_test(tc, test_streaming);
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_stats_tensor);
+    tcase_add_test(tc, test_sqerr);
     suite_add_tcase(s, tc);
     return s;
 }
