@@ -296,7 +296,7 @@ static share *shares_new(pool *p, fpk_dump *d, size_t i, int nt)
     for (int k = 0; k < nt; k++) {
         sh[k] = (share){.p = p, .d = d, .tensor = p->jobs[i].tensor, .k = k, .step = nt,
                         .ok = true};
-        grad_quant_init(&sh[k].q, p->run, fpk_dump_tensor(d, sh[k].tensor), 1);
+        grad_quant_init(&sh[k].q, p->run, fpk_dump_tensor(d, sh[k].tensor));
         sh[k].sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sh[k].sums);
         sh[k].x = cli_xcalloc(piece, sizeof *sh[k].x);
         sh[k].x32 = cli_xcalloc(piece, sizeof *sh[k].x32);

@@ -141,12 +141,11 @@ int grad_mx_scale_log2(const fpk_format *f, double amax);
 /* A tensor read again in pieces that end on block boundaries. */
 typedef struct grad_quant {
     const grad_run *run;
-    int threads;        /* for the array paths */
     uint64_t rowlen;    /* elements of the innermost dimension in storage order */
     uint64_t pos, left; /* elements read so far, and still to read */
     bool exact32;       /* every element is a float32 value */
 } grad_quant;
-void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t, int threads);
+void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t);
 /* How many elements to read next, at most MAX (a multiple of 32). */
 size_t grad_quant_next(const grad_quant *q, size_t max);
 /* Exact sums of nonnegative doubles, so that error sums add up alike in any
@@ -169,19 +168,6 @@ grad_err grad_sums_value(const grad_sums *s);
  * two, and Y, hold N elements of scratch. */
 void grad_quant_add(grad_quant *q, double *x, float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e);
-/* grad_err.c: the lanes' sums of the squares of the nonzero finite
- * X[0..N-1] whose results Y are finite, and of their errors Y - X, in
- * double, in an order fixed whatever the instruction set: element i
- * into lane i % GRAD_LANES. */
-#define GRAD_LANES 16
-void grad_err_lanes(const float *x, const float *y, size_t n, double x2[GRAD_LANES],
-                    double e2[GRAD_LANES]);
-/* The same sums when X's counted elements all have finite results: their
- * squares alone, and the errors' alone (NEAR: Y rounded to nearest or
- * toward zero, so that the error is a float32); the lanes equal
- * grad_err_lanes's. */
-void grad_x2_lanes(const float *x, size_t n, double x2[GRAD_LANES]);
-void grad_e2_lanes(const float *x, const float *y, size_t n, bool near, double e2[GRAD_LANES]);
 /* E's SQNR in dB; *NONE when there is no signal or no error. */
 double grad_sqnr_db(const grad_err *e, bool *none);
 

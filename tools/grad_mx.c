@@ -81,11 +81,10 @@ int grad_mx_scale_log2(const fpk_format *f, double amax)
     return (int)fpk_mx_scale(mx_element(f), FPK_MX_FLOOR, a) - fpk_e8m0.bias;
 }
 
-void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t, int threads)
+void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t)
 {
     memset(q, 0, sizeof *q);
     q->run = run;
-    q->threads = threads;
     /* Elements of the innermost dimension in storage order lie together. */
     uint64_t inner = t->ndim == 0 ? 1 : t->shape[t->fortran_order ? 0 : t->ndim - 1];
     q->rowlen = inner ? inner : 1;
@@ -197,7 +196,7 @@ static double scaled_result(const grad_quant *q, const fpk_format *f, double x, 
 /* Adds lanes X2 and E2 (either NULL) to E's exact sums. */
 static void add_lanes(grad_sums *e, const double *x2, const double *e2)
 {
-    for (int l = 0; l < GRAD_LANES; l++) {
+    for (int l = 0; l < FPK_LANES; l++) {
         if (x2)
             sum_add(&e->x2, x2[l]);
         if (e2)
@@ -205,24 +204,23 @@ static void add_lanes(grad_sums *e, const double *x2, const double *e2)
     }
 }
 
-/* The float32 path: the fast array conversions where they serve, and the
- * sums of grad_err.c in lanes, added to the exact ones lane by lane.
- * Results that are all finite (nothing overflowed to an infinity or a
- * NaN) share the squares of the elements, summed once. */
+/* The float32 path: the array kernels' rounding and squared errors in
+ * lanes (fpk_array_quantize_sqerr, fpk_array_sqerr), added to the exact
+ * sums lane by lane.  Results that are all finite (nothing overflowed to
+ * an infinity or a NaN) share the squares of the elements, summed
+ * once. */
 static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e)
 {
     const grad_run *run = q->run;
-    fpk_round mode = run->round;
-    bool near = mode == FPK_RNE || mode == FPK_RNA || mode == FPK_RTZ;
     bool have_x = false, have_x2 = false;
-    double x2[GRAD_LANES], e2[GRAD_LANES];
+    double x2[FPK_LANES] = {0};
     for (int j = 0; j < run->nformats; j++) {
         const fpk_format *f = run->formats[j];
         fpk_ctx c = fpk_ctx_default();
-        c.round = mode;
+        c.round = run->round;
         c.sr_counter = q->pos;
-        bool finite;
+        double fx2[FPK_LANES] = {0}, e2[FPK_LANES] = {0};
         if (grad_is_mx(f)) {
             mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
             uint64_t nan = 0, nonfinite = 0; /* NaN: in a block with a NaN or an infinity */
@@ -232,10 +230,27 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
                 nonfinite += counted & !(fabsf(y[i]) <= FLT_MAX);
             }
             k[j].overflow += nan;
-            finite = nonfinite == 0;
+            if (nonfinite == 0 && !have_x2) {
+                fpk_array_sqerr(x32, NULL, n, x2, NULL);
+                have_x2 = true;
+            }
+            fpk_array_sqerr(x32, y, n, nonfinite ? fx2 : NULL, e2);
+            add_lanes(&e[j], nonfinite ? fx2 : x2, e2);
         } else if (run->scale == 1 &&
-                   fpk_array_quantize(f, y, FPK_DTYPE_F32, x32, n, &c, q->threads)) {
-            finite = !(c.flags & FPK_OVERFLOW);
+                   fpk_array_quantize_sqerr(f, x32, n, &c, have_x2 ? NULL : fx2, e2)) {
+            if (!(c.flags & FPK_OVERFLOW)) { /* every result finite: X's squares are all */
+                if (!have_x2)
+                    memcpy(x2, fx2, sizeof x2);
+                have_x2 = true;
+                add_lanes(&e[j], x2, e2);
+                continue;
+            }
+            /* again, for the squares of those whose results are finite */
+            c.sr_counter = q->pos;
+            memset(fx2, 0, sizeof fx2);
+            memset(e2, 0, sizeof e2);
+            fpk_array_quantize_sqerr(f, x32, n, &c, fx2, e2);
+            add_lanes(&e[j], fx2, e2);
         } else {
             /* any scale: element by element, summed exactly */
             if (!have_x)
@@ -251,18 +266,6 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
                     sum_add(&e[j].e2, (v - x[i]) * (v - x[i]));
                 }
             }
-            continue;
-        }
-        if (finite) {
-            if (!have_x2)
-                grad_x2_lanes(x32, n, x2);
-            have_x2 = true;
-            grad_e2_lanes(x32, y, n, near, e2);
-            add_lanes(&e[j], x2, e2);
-        } else {
-            double fx2[GRAD_LANES];
-            grad_err_lanes(x32, y, n, fx2, e2);
-            add_lanes(&e[j], fx2, e2);
         }
     }
 }
