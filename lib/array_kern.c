@@ -83,6 +83,12 @@ static void srfix_c(const fpki_srkeys *k, const uint32_t *x, size_t n, uint64_t 
 #include <immintrin.h>
 
 #define TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,f16c")))
+
+/* The first K of 16 lanes (all 16 when K >= 16), as a mask. */
+static inline __attribute__((always_inline)) __mmask16 first_lanes(size_t k)
+{
+    return k >= 16 ? 0xffff : (__mmask16)((1u << k) - 1);
+}
 #define TARGET_AVX512 \
     __attribute__((target("avx2,bmi,bmi2,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512cd")))
 
@@ -246,7 +252,7 @@ f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool strea
         size_t k = n - i < 16 ? n - i : 16;
         if (i < head && head - i < k)
             k = head - i;
-        __mmask16 m = (__mmask16)((1u << k) - 1);
+        __mmask16 m = first_lanes(k);
         _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
         __m512i xi = _mm512_maskz_loadu_epi32(m, x + i);
         __m512i a = _mm512_and_si512(xi, mag);
@@ -647,7 +653,7 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
     size_t plain_end = head < n ? head : n, i = 0;
     near_flags fl = {0, 0, 0, 0};
     for (; i < plain_end; i += 16) {
-        __mmask16 live = (__mmask16)((1u << (plain_end - i < 16 ? plain_end - i : 16)) - 1);
+        __mmask16 live = first_lanes(plain_end - i);
         _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
         near_store(z, i, near16(&c, x + i, live, index + i, &fl), live, size);
     }
@@ -664,7 +670,7 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
             _mm512_storeu_si512((void *)((uint8_t *)z + size * i), out);
     }
     for (; i < n; i += 16) {
-        __mmask16 live = (__mmask16)((1u << (n - i < 16 ? n - i : 16)) - 1);
+        __mmask16 live = first_lanes(n - i);
         near_store(z, i, near16(&c, x + i, live, index + i, &fl), live, size);
     }
     fl.ix |= _mm512_cmpneq_epi32_mask(least, _mm512_set1_epi32(-1));
@@ -777,7 +783,7 @@ TARGET_AVX512 static inline __attribute__((always_inline)) __m512i eh_load(const
 {
     if (!tail)
         return _mm512_loadu_si512(p);
-    __mmask16 t = valid >= 16 ? 0xffff : valid <= 0 ? 0 : (__mmask16)((1u << valid) - 1);
+    __mmask16 t = first_lanes(valid > 0 ? (size_t)valid : 0);
     return _mm512_maskz_loadu_epi32(t, p); /* zeros: outside the window */
 }
 
@@ -881,7 +887,7 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
     const __m512i mag = _mm512_set1_epi32(0x7fffffff);
     size_t m = 0;
     for (size_t i = 0; i < len; i += 16) {
-        __mmask16 t = full || len - i >= 16 ? 0xffff : (__mmask16)((1u << (len - i)) - 1);
+        __mmask16 t = full ? 0xffff : first_lanes(len - i);
         _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
         __m512i xi = full ? _mm512_loadu_si512(x + i) : _mm512_maskz_loadu_epi32(t, x + i);
         __m512i a = _mm512_and_si512(xi, mag);
@@ -938,7 +944,7 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
         if (block_max >= FPKI_F32_INF) { /* seldom: the finite ones' largest, and count */
             __m512i fin_max = _mm512_setzero_si512();
             for (size_t r = 0; r < m; r += 16) {
-                __mmask16 t = r + 16 <= m ? 0xffff : (__mmask16)((1u << (m - r)) - 1);
+                __mmask16 t = first_lanes(m - r);
                 __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
                 __mmask16 fin = _mm512_mask_cmplt_epu32_mask(t, a, inf);
                 nonzero_finite -= (uint32_t)__builtin_popcount((__mmask16)(t & ~fin));
@@ -957,7 +963,7 @@ TARGET_AVX512 static void stats_avx512(const fpki_skeys *keys, const uint32_t *x
         }
         if (m && (lo_exp < eh.base || top_exp > eh.base + 63))
             for (size_t r = 0; r < m; r += 16) { /* those outside it */
-                __mmask16 t = r + 16 <= m ? 0xffff : (__mmask16)((1u << (m - r)) - 1);
+                __mmask16 t = first_lanes(m - r);
                 __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
                 __m512i e = _mm512_srli_epi32(a, 23);
                 __mmask16 out = _mm512_mask_cmpge_epu32_mask(
@@ -1047,7 +1053,7 @@ TARGET_AVX512 static void srfix_avx512(const fpki_srkeys *k, const uint32_t *x, 
         for (int c = 0; c < 3; c++)
             crossed[j][c] = _mm512_setzero_si512();
     for (size_t i = 0; i < n; i += 16) {
-        __mmask16 live = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1);
+        __mmask16 live = first_lanes(n - i);
         /* zeros, infinities and NaNs lie in no range: away[0] > 0 */
         __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i), mag);
         __mmask16 may[FPK_STATS_MAX_FORMATS][3], any = 0;
@@ -1155,7 +1161,7 @@ TARGET_AVX512 static void lanes_avx512(const float *x, const float *y, size_t n,
     __m512d sx[2], se[2];
     lanes_load(x2, e2, sx, se);
     for (size_t i = 0; i < n; i += 16) {
-        __mmask16 live = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __mmask16 live = first_lanes(n - i);
         __m512 xv = _mm512_maskz_loadu_ps(live, x + i);
         __m512 yv = y ? _mm512_maskz_loadu_ps(live, y + i) : _mm512_setzero_ps();
         sq16(xv, yv, sq16_counted(xv, yv), x2 != NULL, sx, se);
@@ -1192,20 +1198,22 @@ sqerr_near(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p
         least = _mm512_mask_min_epu32(least, _mm512_cmpneq_epi32_mask(qv, a), least, a);
         __m512 af = _mm512_castsi512_ps(a);
         __m512 e = _mm512_sub_ps(_mm512_castsi512_ps(qv), af);
+        /* squares of float32 values are exact in double: fused
+         * multiply-adds give the same sums */
         __m512d el = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
         __m512d eh = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
-        se[0] = _mm512_add_pd(se[0], _mm512_mul_pd(el, el));
-        se[1] = _mm512_add_pd(se[1], _mm512_mul_pd(eh, eh));
+        se[0] = _mm512_fmadd_pd(el, el, se[0]);
+        se[1] = _mm512_fmadd_pd(eh, eh, se[1]);
         if (want_x2) {
             __m512d al = _mm512_cvtps_pd(_mm512_castps512_ps256(af));
             __m512d ah =
                 _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)));
-            sx[0] = _mm512_add_pd(sx[0], _mm512_mul_pd(al, al));
-            sx[1] = _mm512_add_pd(sx[1], _mm512_mul_pd(ah, ah));
+            sx[0] = _mm512_fmadd_pd(al, al, sx[0]);
+            sx[1] = _mm512_fmadd_pd(ah, ah, sx[1]);
         }
     }
     if (i < n) {
-        __mmask16 live = (__mmask16)((1u << (n - i)) - 1);
+        __mmask16 live = first_lanes(n - i);
         __m512 yv = _mm512_castsi512_ps(near16(&c, x + i, live, 0, &fl));
         __m512 xv = _mm512_maskz_loadu_ps(live, x + i);
         sq16(xv, yv, sq16_counted(xv, yv), want_x2, sx, se);
