@@ -241,6 +241,35 @@ static double time_array(const fpk_format *f, fpk_round mode, kind k, void *out,
     return best;
 }
 
+/* The squared errors of fake quantisation into F (an SQNR's sums): in one
+ * pass (fpk_array_quantize_sqerr), or quantised a piece at a time into a
+ * buffer and read back (fpk_array_quantize, fpk_array_sqerr), the two
+ * passes that one replaces. */
+#define SQERR_PIECE ((size_t)1 << 16)
+static double time_sqerr(const fpk_format *f, bool one_pass)
+{
+    float *y = xmalloc(SQERR_PIECE * sizeof *y);
+    const float *x = (const float *)(const void *)data;
+    double best = 1e30;
+    for (int r = 0; r < REPS; r++) {
+        double x2[FPK_LANES] = {0}, e2[FPK_LANES] = {0};
+        fpk_ctx c = fpk_ctx_default();
+        double t0 = cpu_now();
+        if (one_pass)
+            fpk_array_quantize_sqerr(f, x, N, &c, x2, e2);
+        else
+            for (size_t i = 0; i < N; i += SQERR_PIECE) {
+                fpk_array_quantize(f, y, FPK_DTYPE_F32, x + i, SQERR_PIECE, &c, 1);
+                fpk_array_sqerr(x + i, y, SQERR_PIECE, x2, e2);
+            }
+        double t = cpu_now() - t0;
+        sink += (uint64_t)(e2[5] / x2[5] * 1e9) + c.flags;
+        best = t < best ? t : best;
+    }
+    free(y);
+    return best;
+}
+
 /* fpk_convert element by element, over SLICE elements. */
 static double time_scalar(const fpk_format *f, fpk_round mode)
 {
@@ -522,6 +551,15 @@ int main(int argc, char **argv)
     row("f32->fp16 rne, 2 threads (wall)", time_array(&fpk_fp16, FPK_RNE, CONVERT, out, 2), N,
         "");
     free(out);
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t += 3) {
+        double one = time_sqerr(targets[t], true), two = time_sqerr(targets[t], false);
+        char what[64], extra[64];
+        snprintf(what, sizeof what, "sqerr %s rne, one pass", targets[t]->name);
+        snprintf(extra, sizeof extra, "%5.2fx quantize + sqerr", two / one);
+        row(what, one, N, extra);
+        snprintf(what, sizeof what, "sqerr %s rne, quantize + sqerr", targets[t]->name);
+        row(what, two, N, "");
+    }
 
     double st = time_stats(1, FPK_RNE), scalar = time_stats_scalar();
     char extra[64];
