@@ -216,6 +216,31 @@ with np.errstate(over="ignore"):
 EOF
 then ok; else bad "ovf: the SQNR with overflowing results differs from numpy's, or with 2 threads"; fi
 
+# A float32 tensor of several chunks (2^18 elements each), read once for
+# the statistics and the errors: its chunks shared among 2 and 3 threads,
+# each with statistics of its own, give one thread's JSON, per-tensor and
+# MX formats alike (under SR one thread reads: its counters follow the
+# elements' order).
+"$py" -c '
+import numpy as np, sys
+rng = np.random.default_rng(7)
+x = (rng.standard_normal(700001) * rng.choice([1e-6, 1e-3, 1, 1e5], 700001)).astype("<f4")
+x[::5] = 0
+x[123457] = np.inf
+np.save(sys.argv[1], x)' "$tmp/big.npy"
+for r in rne rtz sr; do
+    for n in 1 2 3; do
+        good "big$r$n" --quiet --formats fp16,bf16,e4m3,e5m2,mxfp8,mxfp4 --round "$r" \
+            --threads "$n" --json - "$tmp/big.npy"
+    done
+    if cmp -s "$tmp/big${r}1.out" "$tmp/big${r}2.out" &&
+        cmp -s "$tmp/big${r}1.out" "$tmp/big${r}3.out"; then
+        ok
+    else
+        bad "big: --threads 2 or 3 changed the $r JSON of a tensor read once"
+    fi
+done
+
 # The SQNR's sums are the same bits in plain C as in the AVX-512 code
 # (FPK_ISA=c), whatever rounds the errors: nearest, directed, stochastic
 # or to odd; subnormals, zeros, infinities, NaNs and overflows among them.

@@ -273,8 +273,9 @@ typedef struct share {
     double *x;       /* PIECE elements of scratch, and */
     float *x32, *y;
     bool ok;
-    /* in a chunk already read (one thread): its elements from FIRST on,
-     * cut into NPIECES pieces at CUT[0..NPIECES] */
+    fpk_stats *st; /* a read serving both: the statistics of the share's chunks */
+    /* in a chunk already read: its elements from FIRST on, cut into
+     * NPIECES pieces at CUT[0..NPIECES] */
     float *buf;
     uint64_t first;
     const size_t *cut;
@@ -368,18 +369,25 @@ static void chunk_share(share *r)
     }
 }
 
-/* Pass 1 over the float32 tensor of row I in one read, on one thread:
- * each chunk read as stored, its statistics added to ST, and its pieces
- * (as grad_quant_next cuts the tensor) added to SH while it is in the
- * cache. */
-static bool read_once(pool *p, fpk_dump *d, size_t i, fpk_stats *st, share *sh)
+static bool has_failed(pool *p)
 {
-    size_t tensor = p->jobs[i].tensor;
-    float *buf = cli_xcalloc(at_most(d, tensor, ONCE + PIECE), sizeof *buf);
+    pthread_mutex_lock(&p->lock);
+    bool failed = p->failed;
+    pthread_mutex_unlock(&p->lock);
+    return failed;
+}
+
+/* A share of pass 1 over a float32 tensor in one read: the chunks K,
+ * K + STEP, ... (ONCE elements or a little more, cut where
+ * grad_quant_next cuts the tensor), each read as stored, its statistics
+ * added to R->st and its pieces to R's sums while it is in the cache. */
+static void *read_once_share(void *arg)
+{
+    share *r = arg;
+    float *buf = cli_xcalloc(at_most(r->d, r->tensor, ONCE + PIECE), sizeof *buf);
     size_t *cut = cli_xcalloc(ONCE / FPK_MX_BLOCK + 2, sizeof *cut);
-    grad_quant walk = sh->q;
-    bool ok = true;
-    while (ok && walk.left) {
+    grad_quant walk = r->q;
+    for (int chunk = 0; r->ok && walk.left; chunk++) {
         uint64_t first = walk.pos;
         size_t npieces = 0, len = 0;
         cut[0] = 0;
@@ -390,23 +398,44 @@ static bool read_once(pool *p, fpk_dump *d, size_t i, fpk_stats *st, share *sh)
             len += n;
             cut[++npieces] = len;
         }
+        if (chunk % r->step != r->k)
+            continue;
         fpk_error err;
-        if (fpk_dump_read_raw(d, tensor, first, len, buf, &err) != FPK_OK) {
-            fail(p, cli_error_status(&err), err.msg);
-            ok = false;
+        if (fpk_dump_read_raw(r->d, r->tensor, first, len, buf, &err) != FPK_OK) {
+            fail(r->p, cli_error_status(&err), err.msg);
+            r->ok = false;
             break;
         }
-        fpk_stats_add_array(st, FPK_DTYPE_F32, buf, len, 1);
-        sh->buf = buf;
-        sh->first = first;
-        sh->cut = cut;
-        sh->npieces = npieces;
-        chunk_share(sh);
-        progress(p, len);
-        ok = !p->failed;
+        fpk_stats_add_array(r->st, FPK_DTYPE_F32, buf, len, 1);
+        r->buf = buf;
+        r->first = first;
+        r->cut = cut;
+        r->npieces = npieces;
+        chunk_share(r);
+        progress(r->p, len);
+        r->ok = !has_failed(r->p);
     }
     free(buf);
     free(cut);
+    return NULL;
+}
+
+/* Pass 1 over a float32 tensor in one read shared among SH's NT threads,
+ * each with statistics of its own, merged into ST (all counts: the same
+ * sums in any grouping; the caller keeps stochastic rounding, whose
+ * counters follow the elements' order, to one thread). */
+static bool read_once(share *sh, int nt, fpk_stats *st)
+{
+    fpk_stats *own = cli_xcalloc((size_t)nt, sizeof *own);
+    for (int k = 0; k < nt; k++) {
+        own[k] = *st;
+        sh[k].st = k ? &own[k] : st;
+    }
+    shares_run(sh, nt, read_once_share);
+    bool ok = true;
+    for (int k = 0; k < nt; k++)
+        ok &= sh[k].ok && (k == 0 || fpk_stats_merge(st, &own[k]));
+    free(own);
     return ok;
 }
 
@@ -444,8 +473,9 @@ static void shares_finish(pool *p, size_t i, share *sh, int nt)
 }
 
 /* Pass 1: the statistics of row I at the run's scale; with the errors
- * (the SQNR, the MX formats' counts), a float32 tensor on one thread is
- * read once for both, other tensors twice (threads share the reads). */
+ * (the SQNR, the MX formats' counts), a float32 tensor is read once for
+ * both (on one thread under SR), other tensors twice (threads share the
+ * reads). */
 static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
 {
     grad_run *run = p->run;
@@ -455,11 +485,10 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     fpk_stats_init(&st[0], run->formats, run->nformats, run->scale, &c);
     bool errors = grad_second_read(run);
     int nt = p->inner > 0 ? p->inner : 1;
-    bool once = errors && nt == 1 &&
+    bool once = errors && (nt == 1 || run->round != FPK_SR) &&
                 fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
     share *sh = errors ? shares_new(p, d, i, nt) : NULL;
-    bool ok = once ? read_once(p, d, i, &st[0], sh)
-                   : feed(p, d, p->jobs[i].tensor, r->count, st, 1);
+    bool ok = once ? read_once(sh, nt, &st[0]) : feed(p, d, p->jobs[i].tensor, r->count, st, 1);
     if (ok)
         grad_row_set_stats(r, &st[0]);
     if (ok && errors && !once)
