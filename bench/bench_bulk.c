@@ -583,11 +583,13 @@ int main(int argc, char **argv)
     char *cat_argv[] = {"cat", npy, NULL};
     char *fg_argv[] = {argv[1], "--quiet", npy, NULL};
     char *fgn_argv[] = {argv[1], "--quiet", "--no-sqnr", npy, NULL};
-    double fgn_wall, fgn_cpu;
+    char *fg2_argv[] = {argv[1], "--quiet", "--threads", "2", npy, NULL};
+    double fgn_wall, fgn_cpu, fg2_wall, fg2_cpu;
     best_of(cat_argv, &cat_wall, &cat_cpu); /* the first run fills the page cache */
     best_of(cat_argv, &cat_wall, &cat_cpu);
     best_of(fg_argv, &fg_wall, &fg_cpu);
     best_of(fgn_argv, &fgn_wall, &fgn_cpu);
+    best_of(fg2_argv, &fg2_wall, &fg2_cpu);
     double st_wall, st_cpu;
     time_tensor_stats(npy, &st_wall, &st_cpu);
     size_t bytes = N * FILE_REPEATS * 4;
@@ -601,6 +603,9 @@ int main(int argc, char **argv)
     printf("  fpgrad --quiet --no-sqnr: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall"
            " time\n",
            fgn_wall, fgn_cpu, (double)bytes / fgn_wall / 1e9, fgn_wall / cat_wall);
+    printf("  fpgrad --quiet --threads 2: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall"
+           " time\n",
+           fg2_wall, fg2_cpu, (double)bytes / fg2_wall / 1e9, fg2_wall / cat_wall);
     unlink(npy);
     rmdir(path);
     free(data);
