@@ -1169,28 +1169,48 @@ TARGET_AVX512 static void lanes_avx512(const float *x, const float *y, size_t n,
     lanes_store(x2, e2, sx, se);
 }
 
+/* The lanes of the squared errors' sums: X2's, then E2's. */
+typedef struct sq_lanes {
+    __m512d x[2], e[2];
+} sq_lanes;
+
+/* S with the LIVE ones of the 16 elements at X rounded as near16 rounds
+ * them (any element) and their squared errors added, masked: the tail,
+ * out of line, one copy for every format (S by value, so that the
+ * caller's sums stay in registers). */
+TARGET_AVX512 static __attribute__((noinline)) sq_lanes
+sqerr_masked(const near_consts *c, const uint32_t *x, __mmask16 live, bool want_x2, sq_lanes s,
+             near_flags *fl)
+{
+    __m512 yv = _mm512_castsi512_ps(near16(c, x, live, 0, fl));
+    __m512 xv = _mm512_maskz_loadu_ps(live, x);
+    sq16(xv, yv, sq16_counted(xv, yv), want_x2, s.x, s.e);
+    return s;
+}
+
 /* fpki_sqerr_fn for F under MODE (RNE or RTZ, no options): where no
  * element of 16 is above max32 every result is finite and the error of
  * each magnitude is exact in float32 (its result is zero or within a
  * factor of two of it), so the 16 are summed unmasked (a zero adds
- * zeros); near16 and the masked sums take the others and the tail. */
+ * zeros); near16 and masked sums take the others, sqerr_masked the
+ * tail. */
 TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
 sqerr_near(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p,
            const uint32_t *x, size_t n, double *x2, double *e2)
 {
     const near_consts c = near_setup(f, mode, true, p);
-    __m512d sx[2], se[2];
-    lanes_load(x2, e2, sx, se);
+    sq_lanes s;
+    lanes_load(x2, e2, s.x, s.e);
     near_flags fl = {0, 0, 0, 0};
     __m512i least = _mm512_set1_epi32(-1);
     size_t i = 0;
     for (; n - i >= 16; i += 16) {
         _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
-        __m512i xi = _mm512_loadu_si512(x + i), a = _mm512_and_si512(xi, c.mag);
+        __m512i a = _mm512_and_si512(_mm512_loadu_si512(x + i), c.mag);
         if (__builtin_expect(_mm512_cmpgt_epu32_mask(a, c.max32) != 0, 0)) {
+            __m512 xv = _mm512_loadu_ps(x + i);
             __m512 yv = _mm512_castsi512_ps(near16(&c, x + i, 0xffff, 0, &fl));
-            __m512 xv = _mm512_castsi512_ps(xi);
-            sq16(xv, yv, sq16_counted(xv, yv), want_x2, sx, se);
+            sq16(xv, yv, sq16_counted(xv, yv), want_x2, s.x, s.e);
             continue;
         }
         __m512i kv, qv;
@@ -1202,23 +1222,19 @@ sqerr_near(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p
          * multiply-adds give the same sums */
         __m512d el = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
         __m512d eh = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
-        se[0] = _mm512_fmadd_pd(el, el, se[0]);
-        se[1] = _mm512_fmadd_pd(eh, eh, se[1]);
+        s.e[0] = _mm512_fmadd_pd(el, el, s.e[0]);
+        s.e[1] = _mm512_fmadd_pd(eh, eh, s.e[1]);
         if (want_x2) {
             __m512d al = _mm512_cvtps_pd(_mm512_castps512_ps256(af));
             __m512d ah =
                 _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)));
-            sx[0] = _mm512_fmadd_pd(al, al, sx[0]);
-            sx[1] = _mm512_fmadd_pd(ah, ah, sx[1]);
+            s.x[0] = _mm512_fmadd_pd(al, al, s.x[0]);
+            s.x[1] = _mm512_fmadd_pd(ah, ah, s.x[1]);
         }
     }
-    if (i < n) {
-        __mmask16 live = first_lanes(n - i);
-        __m512 yv = _mm512_castsi512_ps(near16(&c, x + i, live, 0, &fl));
-        __m512 xv = _mm512_maskz_loadu_ps(live, x + i);
-        sq16(xv, yv, sq16_counted(xv, yv), want_x2, sx, se);
-    }
-    lanes_store(want_x2 ? x2 : NULL, e2, sx, se);
+    if (i < n)
+        s = sqerr_masked(&c, x + i, first_lanes(n - i), want_x2, s, &fl);
+    lanes_store(x2, e2, s.x, s.e);
     fl.ix |= _mm512_cmpneq_epi32_mask(least, _mm512_set1_epi32(-1));
     fl.uf |= _mm512_cmplt_epu32_mask(least, c.tiny);
     return (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
