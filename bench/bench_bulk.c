@@ -4,8 +4,9 @@
  *     (fpk_array_convert) and fake quantisation under RNE
  *     (fpk_array_quantize), next to the scalar core (fpk_convert per
  *     element) and bare MPFR doing the same rounding (the value set at the
- *     format's precision and exponent range, mpfr_subnormalize; MPFR has
- *     no stochastic rounding, so SR's row gets RNDN's figure);
+ *     format's precision and exponent range, mpfr_subnormalize; for SR,
+ *     which MPFR has no mode for, time_mpfr_sr's rounding toward zero,
+ *     exact difference and compare, checked against the library's);
  *   - fpgrad's statistics for fp16, bf16, e4m3 and e5m2 at once
  *     (fpk_stats_add_array) next to fpk_stats_add on the same values as
  *     doubles;
@@ -28,6 +29,7 @@
  *
  * Usage: bench_bulk FPGRAD SAMPLE-DIR   (make bench passes both) */
 #include <errno.h>
+#include <math.h>
 #include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,7 @@
 #define SLICE ((size_t)1 << 20) /* elements the scalar and MPFR rows time */
 #define REPS 5
 #define FILE_REPEATS 4 /* the .npy holds the data this many times: 1 GiB */
+#define SR_SEED 42      /* the seed of every SR row */
 
 static uint32_t *data;  /* N float32 encodings */
 static uint64_t sink;   /* every result is folded in, so nothing is skipped */
@@ -228,7 +231,7 @@ static double time_array(const fpk_format *f, fpk_round mode, kind k, void *out,
     for (int r = 0; r < REPS; r++) {
         fpk_ctx c = fpk_ctx_default();
         c.round = mode;
-        c.sr_seed = 42;
+        c.sr_seed = SR_SEED;
         double t0 = threads > 1 ? wall_now() : cpu_now();
         if (k == QUANTIZE)
             fpk_array_quantize(f, out, FPK_DTYPE_F32, data, N, &c, threads);
@@ -288,6 +291,17 @@ static double time_scalar(const fpk_format *f, fpk_round mode)
     return best * (double)N / SLICE;
 }
 
+/* Z := the float32 of encoding X rounded under RND to Z's precision in
+ * the current exponent range, subnormalised; returns the ternary value. */
+static int mpfr_round_f32(mpfr_ptr z, uint32_t x, mpfr_rnd_t rnd)
+{
+    float v;
+    memcpy(&v, &x, sizeof v);
+    int t = mpfr_set_flt(z, v, rnd);
+    t = mpfr_check_range(z, t, rnd);
+    return mpfr_subnormalize(z, t, rnd);
+}
+
 /* Bare MPFR, over SLICE elements: each value set at F's precision in F's
  * exponent range (MPFR's exponents are IEEE's plus one), subnormalised. */
 static double time_mpfr(const fpk_format *f, fpk_round mode)
@@ -303,11 +317,7 @@ static double time_mpfr(const fpk_format *f, fpk_round mode)
         uint64_t s = 0;
         double t0 = cpu_now();
         for (size_t i = 0; i < SLICE; i++) {
-            float x;
-            memcpy(&x, &data[i], sizeof x);
-            int t = mpfr_set_flt(z, x, rnd);
-            t = mpfr_check_range(z, t, rnd);
-            mpfr_subnormalize(z, t, rnd);
+            mpfr_round_f32(z, data[i], rnd);
             s += (uint64_t)mpfr_get_exp(z);
         }
         double t = cpu_now() - t0;
@@ -317,6 +327,80 @@ static double time_mpfr(const fpk_format *f, fpk_round mode)
     mpfr_set_emin(emin);
     mpfr_set_emax(emax);
     mpfr_clear(z);
+    return best * (double)N / SLICE;
+}
+
+/* MPFR doing the stochastic rounding of fpk_array_quantize (seed SR_SEED,
+ * element i with counter i, 32 random bits), over SLICE elements: the
+ * neighbour toward zero on F's grid (unbounded above), the discarded part
+ * as an exact difference, scaled to 32 bits of an ulp and compared with
+ * the hash's, the neighbour away from zero one ulp further, and overflow
+ * as the directed mode that picks the neighbour gives it.  Its results
+ * are compared with the library's: a difference stops the benchmark. */
+static double time_mpfr_sr(const fpk_format *f)
+{
+    mpfr_exp_t emin = mpfr_get_emin();
+    const mpfr_exp_t ulp_min = f->emin - f->man_bits; /* the least subnormal's exponent */
+    float *want = xmalloc(SLICE * sizeof *want), *got = xmalloc(SLICE * sizeof *got);
+    mpfr_t z, d, u, maxf;
+    mpfr_inits2(f->man_bits + 1, z, u, maxf, (mpfr_ptr)0);
+    mpfr_init2(d, 64);
+    mpfr_set_d(maxf, fpk_to_double(f, f->max_finite), MPFR_RNDN);
+    mpfr_set_emin(ulp_min + 1);
+    double best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t0 = cpu_now();
+        for (size_t i = 0; i < SLICE; i++) {
+            int t = mpfr_round_f32(z, data[i], MPFR_RNDZ);
+            bool away = false;
+            if (t != 0) {
+                mpfr_exp_t ulp = mpfr_zero_p(z) ? ulp_min : mpfr_get_exp(z) - f->man_bits - 1;
+                ulp = ulp < ulp_min ? ulp_min : ulp;
+                /* frac * 2^32 = |x - z| * 2^(32 - ulp), scaled before it is
+                 * taken (it would be below emin): exact, or zero where it
+                 * is below 1 and its floor zero anyway */
+                mpfr_mul_2si(z, z, 32 - ulp, MPFR_RNDN);
+                float x;
+                memcpy(&x, &data[i], sizeof x);
+                mpfr_d_sub(d, ldexp((double)x, (int)(32 - ulp)), z, MPFR_RNDN);
+                mpfr_mul_2si(z, z, ulp - 32, MPFR_RNDN);
+                mpfr_abs(d, d, MPFR_RNDN);
+                uint64_t rnd = fpk_sr_hash(SR_SEED, i) >> 32;
+                away = mpfr_cmp_ui(d, (unsigned long)rnd + 1) >= 0;
+                if (away) {
+                    mpfr_set_si_2exp(u, mpfr_signbit(z) ? -1 : 1, ulp, MPFR_RNDN);
+                    mpfr_add(z, z, u, MPFR_RNDN); /* exact: the next point of the grid */
+                }
+            }
+            if (mpfr_cmpabs(z, maxf) > 0) { /* RTZ's overflow, or RUP's and RNE's */
+                if (away || t == 0)
+                    mpfr_set_inf(z, mpfr_sgn(z));
+                else
+                    mpfr_copysign(z, maxf, z, MPFR_RNDN);
+                if ((away || t == 0) && !f->inf)
+                    mpfr_set_nan(z);
+            }
+            want[i] = mpfr_get_flt(z, MPFR_RNDN);
+        }
+        double t = cpu_now() - t0;
+        best = t < best ? t : best;
+    }
+    mpfr_set_emin(emin);
+    mpfr_clears(z, d, u, maxf, (mpfr_ptr)0);
+    fpk_ctx c = fpk_ctx_default();
+    c.round = FPK_SR;
+    c.sr_seed = SR_SEED;
+    fpk_array_quantize(f, got, FPK_DTYPE_F32, data, SLICE, &c, 1);
+    for (size_t i = 0; i < SLICE; i++) {
+        bool nans = want[i] != want[i] && got[i] != got[i];
+        if (!nans && memcmp(&want[i], &got[i], sizeof got[i]) != 0) {
+            fprintf(stderr, "bench_bulk: SR into %s, element %zu (%08x): MPFR %a, fpkit %a\n",
+                    f->name, i, data[i], (double)want[i], (double)got[i]);
+            exit(1);
+        }
+    }
+    free(want);
+    free(got);
     return best * (double)N / SLICE;
 }
 
@@ -530,13 +614,15 @@ int main(int argc, char **argv)
                     {FPK_RNE, QUANTIZE, "rne quantize"}};
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
         const fpk_format *f = targets[t];
-        double mpfr[2] = {time_mpfr(f, FPK_RNE), time_mpfr(f, FPK_RTZ)};
+        double mpfr[3] = {time_mpfr(f, FPK_RNE), time_mpfr(f, FPK_RTZ), time_mpfr_sr(f)};
         double scalar = time_scalar(f, FPK_RNE);
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             double s = time_array(f, variants[v].mode, variants[v].k, out, 1);
             char what[64], extra[96];
             snprintf(what, sizeof what, "f32->%s %s", f->name, variants[v].name);
-            snprintf(extra, sizeof extra, "%6.0fx MPFR", mpfr[variants[v].mode == FPK_RTZ] / s);
+            fpk_round m = variants[v].mode;
+            snprintf(extra, sizeof extra, "%6.0fx MPFR",
+                     mpfr[m == FPK_SR ? 2 : m == FPK_RTZ] / s);
             if (v == 0)
                 snprintf(extra + strlen(extra), sizeof extra - strlen(extra),
                          " %5.0fx scalar", scalar / s);
@@ -547,6 +633,8 @@ int main(int argc, char **argv)
         row(what, scalar, N, "");
         snprintf(what, sizeof what, "f32->%s rne MPFR", f->name);
         row(what, mpfr[0], N, "");
+        snprintf(what, sizeof what, "f32->%s sr MPFR", f->name);
+        row(what, mpfr[2], N, "");
     }
     row("f32->fp16 rne, 2 threads (wall)", time_array(&fpk_fp16, FPK_RNE, CONVERT, out, 2), N,
         "");
