@@ -295,6 +295,65 @@ START_TEST(test_sr_bits)
 }
 END_TEST
 
+/* SR at its boundaries, where each bit of the random number decides:
+ * float32 values far enough below half of F's least subnormal that the
+ * fraction of an ulp they make is their significand sig times 2^-32
+ * (exponent field 118 + emin - man_bits), so sig can be made one more
+ * than element k's random number r (rounded away, to the least
+ * subnormal) or r itself (to zero); with sr_bits b, r's top b bits and
+ * sig's.  For the elements whose r lies in [2^23, 2^24 - 1), a 512th;
+ * the others get random values. */
+START_TEST(test_sr_edges)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 3);
+    enum { N = 1 << 18 };
+    static const int subnormal_targets[] = {0, 3, 4}; /* fp16, e4m3, e5m2 */
+    static const int bits[] = {32, 24};
+    uint32_t *x = xmalloc(N * sizeof *x);
+    for (size_t t = 0; t < sizeof subnormal_targets / sizeof subnormal_targets[0]; t++)
+        for (size_t b = 0; b < sizeof bits / sizeof bits[0]; b++) {
+            const fpk_format *f = target(subnormal_targets[t]);
+            fpk_ctx c = tu_ctx(FPK_SR, &tu_variants[0]);
+            c.sr_seed = tu_rng_next(&rng);
+            c.sr_counter = tu_rng_next(&rng) >> 16;
+            c.sr_bits = bits[b];
+            const uint32_t exp_field = (uint32_t)(118 + f->emin - f->man_bits) << 23;
+            const uint32_t low = (UINT32_C(1) << (32 - bits[b])) - 1; /* bits the rule ignores */
+            size_t edges = 0, away = 0;
+            for (size_t k = 0; k < N; k++) {
+                uint32_t r = (uint32_t)(fpk_sr_hash(c.sr_seed, c.sr_counter + k) >> 32);
+                uint32_t sig = k % 2 ? (r | low) + 1 : r & ~low; /* away, or not */
+                if (r < (UINT32_C(1) << 23) || r >= (UINT32_C(1) << 24) - 1 - low) {
+                    x[k] = (uint32_t)(tu_rng_next(&rng) >> 32);
+                    continue;
+                }
+                x[k] = (k % 4 < 2 ? 0 : 0x80000000u) | exp_field | (sig & 0x7fffffu);
+                fpk_ctx e = c;
+                e.sr_counter = c.sr_counter + k;
+                fpk_bits z = fpk_convert(f, &fpk_fp32, x[k], &e);
+                edges++;
+                away += (z & ~f->sign_mask) == 1;
+                if ((z & ~f->sign_mask) != (k % 2 ? 1u : 0u))
+                    tu_fail(&rep, "fpk_convert SR %s bits %d x=%08" PRIx32 " r=%08" PRIx32
+                                  ": %" PRIx64 ", expected the %s neighbour",
+                            f->name, bits[b], x[k], r, z, k % 2 ? "away" : "zero");
+            }
+            for (int q = 0; q < 2; q++) {
+                conv k = {f, q, c, "plain"};
+                check_conv(&rep, &k, FPK_DTYPE_F32, x, N, N);
+                check_conv(&rep, &k, FPK_DTYPE_F32, x, N / 4, 100);
+            }
+            tu_report_line(&rep, "SR edges into %s, sr_bits %d: %zu elements, %zu rounded away",
+                           f->name, bits[b], edges, away);
+        }
+    free(x);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
 /* The squared errors' lanes, as fpk_array_sqerr defines them: the terms
  * of element I of X and its result Y (float32 encodings) added to lane
  * I % FPK_LANES of X2 and E2. */
@@ -953,6 +1012,7 @@ static Suite *array_suite(void)
     tcase_add_test(tc, test_every_small_input);
     tcase_add_test(tc, test_random_f32);
     tcase_add_test(tc, test_sr_bits);
+    tcase_add_test(tc, test_sr_edges);
     tcase_add_test(tc, test_mxcsr);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_streaming);
