@@ -288,36 +288,37 @@ f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool strea
     return f16c_flags(ix, uf, of, inv);
 }
 
-/* The top 32 bits of fpk_sr_hash(seed, ctr) for the 8 counters whose
- * products with FPKI_SR_GOLDEN CTR_G holds (SEED_MIX: the seed mixed), in
- * the low halves of the 64-bit lanes. */
-TARGET_AVX512 static inline __attribute__((always_inline)) __m512i hash8(__m512i ctr_g,
+/* The mixing of fpk_sr_hash, SEED_MIX (the seed mixed) ^ W, for the 8
+ * words W (counters times FPKI_SR_GOLDEN plus FPKI_SR_OFFSET), but for
+ * its last step: the random bits are the high halves of Z ^ (Z >> 31). */
+TARGET_AVX512 static inline __attribute__((always_inline)) __m512i hash8(__m512i w,
                                                                         __m512i seed_mix)
 {
-    const __m512i c0 = _mm512_set1_epi64((long long)FPKI_SR_OFFSET);
     const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9u);
     const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebu);
-    __m512i z = _mm512_xor_si512(seed_mix, _mm512_add_epi64(ctr_g, c0));
+    __m512i z = _mm512_xor_si512(seed_mix, w);
     z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)), m1);
-    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
-    return _mm512_srli_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 31)), 32);
+    return _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
 }
 
 /* fpki_sr_bits(seed, CTR + i) in lane i, for 16 counters: the products
- * with the golden ratio by adds, the hashes eight at a time. */
+ * with the golden ratio by adds, the hashes eight at a time, their high
+ * halves gathered by one permute and the last step taken on them (the
+ * high half of Z ^ (Z >> 31) is H ^ (H >> 31)). */
 TARGET_AVX512 static inline __attribute__((always_inline)) __m512i rnd16(__m512i seed_mix,
                                                                         uint64_t ctr)
 {
     const uint64_t g = FPKI_SR_GOLDEN;
-    __m512i ctr_g = _mm512_add_epi64(
-        _mm512_set1_epi64((long long)(ctr * g)),
+    __m512i w = _mm512_add_epi64(
+        _mm512_set1_epi64((long long)(ctr * g + FPKI_SR_OFFSET)),
         _mm512_set_epi64((long long)(7 * g), (long long)(6 * g), (long long)(5 * g),
                          (long long)(4 * g), (long long)(3 * g), (long long)(2 * g),
                          (long long)g, 0));
-    __m512i h0 = hash8(ctr_g, seed_mix);
-    __m512i h1 = hash8(_mm512_add_epi64(ctr_g, _mm512_set1_epi64((long long)(8 * g))), seed_mix);
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(h0)),
-                              _mm512_cvtepi64_epi32(h1), 1);
+    __m512i h0 = hash8(w, seed_mix);
+    __m512i h1 = hash8(_mm512_add_epi64(w, _mm512_set1_epi64((long long)(8 * g))), seed_mix);
+    __m512i hi = _mm512_permutex2var_epi32(
+        h0, _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1), h1);
+    return _mm512_xor_si512(hi, _mm512_srli_epi32(hi, 31));
 }
 
 /* Whether P is a conversion near_avx512 does: any kernel format under
@@ -342,7 +343,7 @@ typedef struct near_consts {
     __m512i d0_exp, rebias_c;         /* d0 in float32's exponent field; C's shifted, less */
     /* SR: the seed, the shift to the random bits used, and F's constants */
     __m512i seed_mix, man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32, max_val;
-    __m128i sr_shift;
+    __m512i sr_shift;
 } near_consts;
 
 TARGET_AVX512 static inline __attribute__((always_inline)) near_consts
@@ -390,7 +391,7 @@ near_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
     c.sr = mode == FPK_SR;
     if (c.sr) {
         c.seed_mix = _mm512_set1_epi64((long long)p->seed_mix);
-        c.sr_shift = _mm_cvtsi32_si128(p->sr_shift);
+        c.sr_shift = _mm512_set1_epi32(p->sr_shift);
         c.man = _mm512_set1_epi32(0x7fffff);
         c.hidden = _mm512_set1_epi32(0x800000);
         c.sub_dd = _mm512_set1_epi32(d0 + emin + 127);
@@ -438,8 +439,8 @@ sr16(const near_consts *c, __m512i a, __m512i s, uint64_t ctr, near_flags *fl)
                                       _mm512_sub_epi32(thirty_two, dd));
     }
     __mmask16 inexact = _mm512_test_epi32_mask(disc, disc);
-    __mmask16 inc = _mm512_mask_cmplt_epu32_mask(inexact, _mm512_srl_epi32(rnd, c->sr_shift),
-                                                 _mm512_srl_epi32(frac, c->sr_shift));
+    __mmask16 inc = _mm512_mask_cmplt_epu32_mask(inexact, _mm512_srlv_epi32(rnd, c->sr_shift),
+                                                 _mm512_srlv_epi32(frac, c->sr_shift));
     __m512i k = _mm512_mask_add_epi32(kept, inc, kept, one), r;
     if (c->quant) {
         /* the value: A with the discarded bits cleared and the increment
