@@ -605,7 +605,6 @@ FPKI_INLINE void fpki_srfix_any(const fpki_srkeys *k, const uint32_t *x, size_t 
     }
 }
 
-
 /* fpki_lanes_fn's body: sixteen elements at a time, each lane's term
  * zero where an element is not counted (a sum of squares stays the same
  * when zero is added), so that every set adds the same terms in the same

@@ -178,13 +178,18 @@ bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const voi
 
 /* The squared errors are summed in the default floating-point
  * environment (round to nearest, no flush to zero, no denormals read as
- * zero), whatever the caller's, which gets its own back, flags
- * included. */
+ * zero), whatever the caller's, which gets its own back, flags included:
+ * default_env saves the caller's into *SAVED and sets the default. */
+static void default_env(fenv_t *saved)
+{
+    fegetenv(saved);
+    fesetenv(FE_DFL_ENV);
+}
+
 void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, double *e2)
 {
     fenv_t env;
-    fegetenv(&env);
-    fesetenv(FE_DFL_ENV);
+    default_env(&env);
     fpki_lanes_fns[fpki_isa_best()](x, y, n, x2, y ? e2 : NULL);
     fesetenv(&env);
 }
@@ -202,8 +207,7 @@ bool fpk_array_quantize_sqerr(const fpk_format *f, const float *x, size_t n, fpk
     unsigned flags = 0;
     fpki_isa isa = fpki_isa_best();
     fenv_t env;
-    fegetenv(&env);
-    fesetenv(FE_DFL_ENV);
+    default_env(&env);
     if (e2 && plan(&p, f, true, FPK_DTYPE_F32, c) &&
         fpki_sqerr_fns[isa](&p, (const uint32_t *)x, n, x2, e2, &flags)) {
         c->flags |= flags;

@@ -184,8 +184,6 @@ static void make_plan(plan *p, fpk_stats *s)
     p->sr_exact = p->sr && power_of_two(s->scale, &p->srkeys.k);
 }
 
-
-
 /* SR: the elements whose RTZ and away neighbours differ in class, decided
  * as fpk_stats_add decides them (seed 0, their index as counter): by the
  * kernels when the scale is a power of two, else by the library's

@@ -166,5 +166,4 @@ static inline fpk_bits fpki_zero_result(const fpk_format *f, bool sign, fpk_ctx 
     return fpki_zero(f, sign);
 }
 
-
 #endif
