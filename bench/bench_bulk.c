@@ -174,15 +174,16 @@ static void row(const char *what, double seconds, size_t elems, const char *extr
 /* The plain read: every byte of the data summed into independent sums
  * (one chain of adds would keep too few misses in flight), 128 bytes a
  * step, with AVX2 where the CPU has it (a scalar loop is slower than
- * this machine's memory), prefetched 4 KiB ahead as the array paths
- * prefetch. */
+ * this machine's memory), prefetched 4 KiB ahead into L2 as the array
+ * paths prefetch (faster than into L1 here: 3692-3786 against 3628-3645
+ * Melem/s). */
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) static uint64_t read_avx2(const uint64_t *w, size_t n)
 {
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
     for (size_t i = 0; i < n; i += 16) {
-        __builtin_prefetch((const char *)(w + i) + 4096);
-        __builtin_prefetch((const char *)(w + i) + 4096 + 64);
+        __builtin_prefetch((const char *)(w + i) + 4096, 0, 2);
+        __builtin_prefetch((const char *)(w + i) + 4096 + 64, 0, 2);
         s0 = _mm256_add_epi64(s0, _mm256_loadu_si256((const __m256i *)(w + i)));
         s1 = _mm256_add_epi64(s1, _mm256_loadu_si256((const __m256i *)(w + i + 4)));
         s2 = _mm256_add_epi64(s2, _mm256_loadu_si256((const __m256i *)(w + i + 8)));
@@ -203,7 +204,7 @@ static uint64_t read_words(const uint64_t *w, size_t n)
 #endif
     uint64_t s[8] = {0};
     for (size_t i = 0; i < n; i += 8) {
-        __builtin_prefetch((const char *)(w + i) + 4096);
+        __builtin_prefetch((const char *)(w + i) + 4096, 0, 2);
         for (int k = 0; k < 8; k++)
             s[k] += w[i + k];
     }

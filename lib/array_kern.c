@@ -153,7 +153,7 @@ f16c_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream,
     size_t i = head;
     for (; n - i >= 8; i += 8) {
         if (i % 16 == 0)
-            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
         __m256i xi = _mm256_loadu_si256((const __m256i *)(x + i));
         __m256i a = _mm256_and_si256(xi, mag);
         __m128i h = rtz ? _mm256_cvtps_ph(_mm256_castsi256_ps(xi),
@@ -253,7 +253,7 @@ f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool strea
         if (i < head && head - i < k)
             k = head - i;
         __mmask16 m = first_lanes(k);
-        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
         __m512i xi = _mm512_maskz_loadu_epi32(m, x + i);
         __m512i a = _mm512_and_si512(xi, mag);
         __m256i h = rtz ? _mm512_cvtps_ph(_mm512_castsi512_ps(xi),
@@ -655,7 +655,7 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
     near_flags fl = {0, 0, 0, 0};
     for (; i < plain_end; i += 16) {
         __mmask16 live = first_lanes(plain_end - i);
-        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
         near_store(z, i, near16(&c, x + i, live, index + i, &fl), live, size);
     }
     i = plain_end;
@@ -664,7 +664,7 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
         /* every line a step reads (1, 2 or 4), not the first alone:
          * fp16 2.0-2.2 -> 2.2-2.6 Gelem/s streamed */
         for (size_t b = 0; b < 4 * line; b += 64)
-            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH + b, _MM_HINT_T0);
+            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH + b, _MM_HINT_T1);
         __m512i out = near_line(&c, x + i, size, index + i, &least, &fl);
         if (stream)
             _mm512_stream_si512((void *)((uint8_t *)z + size * i), out);
@@ -883,7 +883,7 @@ count_below(const uint32_t *v, size_t m, const uint32_t *key, int nk, uint32_t *
     for (size_t r = 0; r < m; r += 16) {
         __m512i x = _mm512_loadu_si512(v + r);
         if (pf < pf_end) {
-            _mm_prefetch(pf, _MM_HINT_T0);
+            _mm_prefetch(pf, _MM_HINT_T1);
             pf += 64;
         }
 #pragma GCC unroll 8
@@ -907,7 +907,7 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
     size_t m = 0;
     for (size_t i = 0; i < len; i += 16) {
         __mmask16 t = full ? 0xffff : first_lanes(len - i);
-        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
         __m512i xi = full ? _mm512_loadu_si512(x + i) : _mm512_maskz_loadu_epi32(t, x + i);
         __m512i a = _mm512_and_si512(xi, mag);
         __mmask16 nonzero = _mm512_test_epi32_mask(a, a);
@@ -1224,7 +1224,7 @@ sqerr_near(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p
     __m512i least = _mm512_set1_epi32(-1);
     size_t i = 0;
     for (; n - i >= 16; i += 16) {
-        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
         __m512i a = _mm512_and_si512(_mm512_loadu_si512(x + i), c.mag);
         if (__builtin_expect(_mm512_cmpgt_epu32_mask(a, c.max32) != 0, 0)) {
             __m512 xv = _mm512_loadu_ps(x + i);
