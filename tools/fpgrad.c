@@ -369,14 +369,6 @@ static void chunk_share(share *r)
     }
 }
 
-static bool has_failed(pool *p)
-{
-    pthread_mutex_lock(&p->lock);
-    bool failed = p->failed;
-    pthread_mutex_unlock(&p->lock);
-    return failed;
-}
-
 /* A share of pass 1 over a float32 tensor in one read: the chunks K,
  * K + STEP, ... (ONCE elements or a little more, cut where
  * grad_quant_next cuts the tensor), each read as stored, its statistics
@@ -413,7 +405,7 @@ static void *read_once_share(void *arg)
         r->npieces = npieces;
         chunk_share(r);
         progress(r->p, len);
-        r->ok = !has_failed(r->p);
+        r->ok = !r->p->failed;
     }
     free(buf);
     free(cut);
