@@ -374,11 +374,11 @@ static double time_mpfr_sr(const fpk_format *f)
                 }
             }
             if (mpfr_cmpabs(z, maxf) > 0) { /* RTZ's overflow, or RUP's and RNE's */
-                if (away || t == 0)
+                if (!away && t != 0)
+                    mpfr_copysign(z, maxf, z, MPFR_RNDN);
+                else if (f->inf)
                     mpfr_set_inf(z, mpfr_sgn(z));
                 else
-                    mpfr_copysign(z, maxf, z, MPFR_RNDN);
-                if ((away || t == 0) && !f->inf)
                     mpfr_set_nan(z);
             }
             want[i] = mpfr_get_flt(z, MPFR_RNDN);
