@@ -8,6 +8,7 @@
 #
 # usage: bench/bench_mpi.sh FPGRAD FPGRAD_MPI [MiB [SHARDS [RANKS]]]
 #        (defaults: 1024 MiB in 8 shards, up to 2 ranks)
+# Needs numpy (skipped, with a message, without it).
 set -eu
 
 fpgrad=$1 fpgrad_mpi=$2 mib=${3:-1024} shards=${4:-8} ranks=${5:-2}
@@ -18,7 +19,20 @@ export OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_rmaps_base_oversubscrib
 dir=$(mktemp -d "${TMPDIR:-/tmp}/bench_mpi.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
-python3 - "$dir" "$mib" "$shards" <<'EOF'
+# the first of python3 and /usr/bin/python3 that imports numpy
+python=
+for p in python3 /usr/bin/python3; do
+    if "$p" -c 'import numpy' 2>/dev/null; then
+        python=$p
+        break
+    fi
+done
+if [ -z "$python" ]; then
+    echo "bench_mpi: skipped: neither python3 nor /usr/bin/python3 imports numpy"
+    exit 0
+fi
+
+"$python" - "$dir" "$mib" "$shards" <<'EOF'
 import os, sys
 import numpy as np
 d, mib, shards = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
