@@ -7,6 +7,9 @@
  *     format's precision and exponent range, mpfr_subnormalize; for SR,
  *     which MPFR has no mode for, time_mpfr_sr's rounding toward zero,
  *     exact difference and compare, checked against the library's);
+ *   - the squared errors behind fpgrad's SQNR for fp16, bf16, e4m3 and
+ *     e5m2 in one pass for all (fpk_array_quantize_sqerr_formats) and in
+ *     one pass each;
  *   - fpgrad's statistics for fp16, bf16, e4m3 and e5m2 at once
  *     (fpk_stats_add_array) next to fpk_stats_add on the same values as
  *     doubles;
@@ -408,6 +411,31 @@ static double time_mpfr_sr(const fpk_format *f)
 
 static const fpk_format *const stat_formats[] = {&fpk_fp16, &fpk_bf16, &fpk_e4m3, &fpk_e5m2};
 
+/* The squared errors of the four formats of the statistics, fpgrad's
+ * SQNR: in one pass for all (fpk_array_quantize_sqerr_formats), or in
+ * one pass each (fpk_array_quantize_sqerr, X2 with the first). */
+static double time_sqerr_formats(bool together)
+{
+    const float *x = (const float *)(const void *)data;
+    double best = 1e30;
+    for (int r = 0; r < REPS; r++) {
+        double x2[FPK_LANES] = {0}, e2[4][FPK_LANES] = {{0}};
+        fpk_ctx c[4];
+        for (int j = 0; j < 4; j++)
+            c[j] = fpk_ctx_default();
+        double t0 = cpu_now();
+        if (together)
+            fpk_array_quantize_sqerr_formats(4, stat_formats, x, N, c, x2, &e2[0][0]);
+        else
+            for (int j = 0; j < 4; j++)
+                fpk_array_quantize_sqerr(stat_formats[j], x, N, &c[j], j ? NULL : x2, e2[j]);
+        double t = cpu_now() - t0;
+        sink += (uint64_t)(e2[3][5] / x2[5] * 1e9) + c[2].flags;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
 static double time_stats(int threads, fpk_round mode)
 {
     fpk_stats *s = xmalloc(sizeof *s);
@@ -655,6 +683,12 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "sqerr %s rne, quantize + sqerr", targets[t]->name);
         row(what, two, N, "");
     }
+
+    double together = time_sqerr_formats(true), each = time_sqerr_formats(false);
+    char note[64];
+    snprintf(note, sizeof note, "%5.2fx a pass each", each / together);
+    row("sqerr fp16,bf16,e4m3,e5m2 rne, one pass", together, N, note);
+    row("sqerr ... rne, a pass each", each, N, "");
 
     double st = time_stats(1, FPK_RNE), scalar = time_stats_scalar();
     char extra[64];

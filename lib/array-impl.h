@@ -123,14 +123,19 @@ typedef void fpki_srfix_fn(const fpki_srkeys *k, const uint32_t *x, size_t n, ui
 extern fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT];
 
 /* fpk_array_sqerr: adds the squares of X[0..N-1] and of their errors
- * against Y to the lanes X2 and E2. */
-typedef void fpki_lanes_fn(const float *x, const float *y, size_t n, double *x2, double *e2);
+ * against Y to the lanes X2 and E2, the first nonzero element's to lane
+ * LANE; returns the next one's lane. */
+typedef unsigned fpki_lanes_fn(const float *x, const float *y, size_t n, unsigned lane,
+                               double *x2, double *e2);
 extern fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT];
 
-/* The same for Y := X[0..N-1] quantised under P (p->quant), rounded and
- * summed in one pass, E2 not NULL; *FLAGS |= the flags raised.  Returns
- * false, doing nothing, where the set has no such kernel for P. */
-typedef bool fpki_sqerr_fn(const fpki_conv *p, const uint32_t *x, size_t n, double *x2,
+/* The same for Y := X[0..N-1] quantised under each of P[0..NF-1]
+ * (p->quant; NF at most FPKI_SQ_FORMATS), rounded and summed in one
+ * pass: format j's errors into the lanes E2 + j * FPK_LANES (not NULL),
+ * X2 with format 0's results, FLAGS[j] |= the flags it raises.  Returns
+ * false, doing nothing, where the set has no such kernel for every P[j]. */
+#define FPKI_SQ_FORMATS 8
+typedef bool fpki_sqerr_fn(const fpki_conv *p, int nf, const uint32_t *x, size_t n, double *x2,
                            double *e2, unsigned *flags);
 extern fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT];
 

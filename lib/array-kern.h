@@ -608,39 +608,59 @@ FPKI_INLINE void fpki_srfix_any(const fpki_srkeys *k, const uint32_t *x, size_t 
     }
 }
 
-/* fpki_lanes_fn's body: sixteen elements at a time, each lane's term
- * zero where an element is not counted (a sum of squares stays the same
- * when zero is added), so that every set adds the same terms in the same
- * order.  The file that instantiates it turns off fused multiply-adds. */
-FPKI_INLINE void fpki_lanes_any(const float *x, const float *y, size_t n, double *x2,
-                                double *e2)
+/* One tile of fpki_lanes_any: element l of XT and YT into lane l, its
+ * terms zero where it is not counted (a sum of squares stays the same
+ * when zero is added). */
+FPKI_INLINE void fpki_lanes_tile(const float *xt, const float *yt, double *sx, double *se)
+{
+    for (int l = 0; l < FPK_LANES; l++) {
+        uint32_t xb, yb;
+        memcpy(&xb, &xt[l], sizeof xb);
+        memcpy(&yb, &yt[l], sizeof yb);
+        bool counted = (xb & FPKI_F32_MAG) - 1 < FPKI_F32_INF - 1 &&
+                       (yb & FPKI_F32_MAG) < FPKI_F32_INF;
+        double xd = counted ? (double)xt[l] : 0, ed = counted ? (double)yt[l] - xd : 0;
+        sx[l] += xd * xd;
+        se[l] += ed * ed;
+    }
+}
+
+/* fpki_lanes_fn's body: the nonzero elements packed into tiles of
+ * sixteen, the first at lane LANE, the lanes a tile leaves empty zeros,
+ * so that every set adds the same terms in the same order.  The file
+ * that instantiates it turns off fused multiply-adds. */
+FPKI_INLINE unsigned fpki_lanes_any(const float *x, const float *y, size_t n, unsigned lane,
+                                    double *x2, double *e2)
 {
     double sx[FPK_LANES] = {0}, se[FPK_LANES] = {0};
     if (x2)
         memcpy(sx, x2, sizeof sx);
     if (e2)
         memcpy(se, e2, sizeof se);
-    for (size_t i = 0; i < n; i += FPK_LANES) {
-        float xt[FPK_LANES] = {0}, yt[FPK_LANES] = {0};
-        size_t k = n - i < FPK_LANES ? n - i : FPK_LANES;
-        memcpy(xt, x + i, k * sizeof *xt);
-        if (y)
-            memcpy(yt, y + i, k * sizeof *yt);
-        for (int l = 0; l < FPK_LANES; l++) {
-            uint32_t xb, yb;
-            memcpy(&xb, &xt[l], sizeof xb);
-            memcpy(&yb, &yt[l], sizeof yb);
-            bool counted = (xb & FPKI_F32_MAG) - 1 < FPKI_F32_INF - 1 &&
-                           (yb & FPKI_F32_MAG) < FPKI_F32_INF;
-            double xd = counted ? (double)xt[l] : 0, ed = counted ? (double)yt[l] - xd : 0;
-            sx[l] += xd * xd;
-            se[l] += ed * ed;
+    float xt[FPK_LANES] = {0}, yt[FPK_LANES] = {0};
+    unsigned l = lane;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t xb;
+        memcpy(&xb, &x[i], sizeof xb);
+        if ((xb & FPKI_F32_MAG) == 0)
+            continue;
+        xt[l] = x[i];
+        yt[l] = y ? y[i] : 0;
+        if (++l == FPK_LANES) {
+            fpki_lanes_tile(xt, yt, sx, se);
+            l = 0;
         }
+    }
+    if (l != 0) {
+        for (unsigned k = l; k < FPK_LANES; k++)
+            xt[k] = yt[k] = 0;
+        fpki_lanes_tile(xt, yt, sx, se);
     }
     if (x2)
         memcpy(x2, sx, sizeof sx);
     if (e2)
         memcpy(e2, se, sizeof se);
+    return l;
 }
 
 #endif

@@ -190,35 +190,60 @@ void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, doubl
 {
     fenv_t env;
     default_env(&env);
-    fpki_lanes_fns[fpki_isa_best()](x, y, n, x2, y ? e2 : NULL);
+    fpki_lanes_fns[fpki_isa_best()](x, y, n, 0, x2, y ? e2 : NULL);
     fesetenv(&env);
 }
 
-/* Elements quantised at once where no kernel sums as it rounds: a
- * multiple of FPK_LANES, so that each part's lanes are the call's. */
+/* Elements quantised at once where no kernel sums as it rounds (the
+ * lanes carried from part to part). */
 #define SQERR_PART 1024
+
+/* fpk_array_quantize_sqerr of F by quantising and summing SQERR_PART
+ * elements at a time. */
+static void sqerr_parts(const fpk_format *f, const float *x, size_t n, fpk_ctx *c, double *x2,
+                        double *e2, fpki_isa isa)
+{
+    float y[SQERR_PART];
+    unsigned lane = 0;
+    for (size_t i = 0; i < n; i += SQERR_PART) {
+        size_t k = n - i < SQERR_PART ? n - i : SQERR_PART;
+        convert(f, true, y, FPK_DTYPE_F32, x + i, k, c, 1);
+        lane = fpki_lanes_fns[isa](x + i, y, k, lane, x2, e2);
+    }
+}
+
+bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const float *x,
+                                      size_t n, fpk_ctx *c, double *x2, double *e2)
+{
+    for (int j = 0; j < nf; j++)
+        if (!quantizable(f[j]))
+            return false;
+    fpki_isa isa = fpki_isa_best();
+    fenv_t env;
+    default_env(&env);
+    for (int j0 = 0; j0 < nf; j0 += FPKI_SQ_FORMATS) {
+        int k = nf - j0 < FPKI_SQ_FORMATS ? nf - j0 : FPKI_SQ_FORMATS;
+        double *gx2 = j0 ? NULL : x2, *ge2 = e2 ? e2 + FPK_LANES * j0 : NULL;
+        fpki_conv p[FPKI_SQ_FORMATS];
+        unsigned flags[FPKI_SQ_FORMATS] = {0};
+        bool planned = ge2 != NULL;
+        for (int j = 0; j < k && planned; j++)
+            planned = plan(&p[j], f[j0 + j], true, FPK_DTYPE_F32, &c[j0 + j]);
+        if (planned && fpki_sqerr_fns[isa](p, k, (const uint32_t *)x, n, gx2, ge2, flags)) {
+            for (int j = 0; j < k; j++)
+                c[j0 + j].flags |= flags[j];
+            continue;
+        }
+        for (int j = 0; j < k; j++)
+            sqerr_parts(f[j0 + j], x, n, &c[j0 + j], j ? NULL : gx2,
+                        ge2 ? ge2 + FPK_LANES * j : NULL, isa);
+    }
+    fesetenv(&env);
+    return true;
+}
 
 bool fpk_array_quantize_sqerr(const fpk_format *f, const float *x, size_t n, fpk_ctx *c,
                               double *x2, double *e2)
 {
-    if (!quantizable(f))
-        return false;
-    fpki_conv p;
-    unsigned flags = 0;
-    fpki_isa isa = fpki_isa_best();
-    fenv_t env;
-    default_env(&env);
-    if (e2 && plan(&p, f, true, FPK_DTYPE_F32, c) &&
-        fpki_sqerr_fns[isa](&p, (const uint32_t *)x, n, x2, e2, &flags)) {
-        c->flags |= flags;
-    } else {
-        float y[SQERR_PART];
-        for (size_t i = 0; i < n; i += SQERR_PART) {
-            size_t k = n - i < SQERR_PART ? n - i : SQERR_PART;
-            convert(f, true, y, FPK_DTYPE_F32, x + i, k, c, 1);
-            fpki_lanes_fns[isa](x + i, y, k, x2, e2);
-        }
-    }
-    fesetenv(&env);
-    return true;
+    return fpk_array_quantize_sqerr_formats(1, &f, x, n, c, x2, e2);
 }

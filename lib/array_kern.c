@@ -55,16 +55,17 @@ static void widen_c(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz)
     fpki_widen_any(t, x, z, n, daz);
 }
 
-static void lanes_c(const float *x, const float *y, size_t n, double *x2, double *e2)
+static unsigned lanes_c(const float *x, const float *y, size_t n, unsigned lane, double *x2,
+                        double *e2)
 {
-    fpki_lanes_any(x, y, n, x2, e2);
+    return fpki_lanes_any(x, y, n, lane, x2, e2);
 }
 
 /* No set but AVX-512 rounds and sums in one pass. */
-static bool sqerr_none(const fpki_conv *p, const uint32_t *x, size_t n, double *x2, double *e2,
-                       unsigned *flags)
+static bool sqerr_none(const fpki_conv *p, int nf, const uint32_t *x, size_t n, double *x2,
+                       double *e2, unsigned *flags)
 {
-    (void)p, (void)x, (void)n, (void)x2, (void)e2, (void)flags;
+    (void)p, (void)nf, (void)x, (void)n, (void)x2, (void)e2, (void)flags;
     return false;
 }
 
@@ -208,10 +209,10 @@ TARGET_AVX2 static void widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size
     fpki_widen_any(t, x, z, n, daz);
 }
 
-TARGET_AVX2 static void lanes_avx2(const float *x, const float *y, size_t n, double *x2,
-                                   double *e2)
+TARGET_AVX2 static unsigned lanes_avx2(const float *x, const float *y, size_t n, unsigned lane,
+                                       double *x2, double *e2)
 {
-    fpki_lanes_any(x, y, n, x2, e2);
+    return fpki_lanes_any(x, y, n, lane, x2, e2);
 }
 
 TARGET_AVX2 static void stats_avx2(const fpki_skeys *k, const uint32_t *x, size_t n,
@@ -1174,18 +1175,80 @@ lanes_store(double *x2, double *e2, const __m512d *sx, const __m512d *se)
         _mm512_storeu_pd(e2, se[0]), _mm512_storeu_pd(e2 + 8, se[1]);
 }
 
-TARGET_AVX512 static void lanes_avx512(const float *x, const float *y, size_t n, double *x2,
-                                       double *e2)
+/* Elements whose nonzero ones lanes_avx512 and sqerr_avx512 pack at a
+ * time. */
+#define SQ_BLOCK 4096
+
+/* The lines of the next block of a stream yet to be prefetched: the
+ * packed blocks are summed without reading memory, and would leave it
+ * idle. */
+typedef struct sq_ahead {
+    const char *at, *end;
+} sq_ahead;
+
+/* The block after the one at I0 of the N elements at X. */
+static inline sq_ahead sq_next_block(const void *x, size_t n, size_t i0)
+{
+    size_t from = i0 + SQ_BLOCK < n ? i0 + SQ_BLOCK : n;
+    size_t to = i0 + 2 * SQ_BLOCK < n ? i0 + 2 * SQ_BLOCK : n;
+    const char *base = x;
+    return (sq_ahead){base + 4 * from, base + 4 * to};
+}
+
+/* Two lines more of *PF (NULL: none) on their way into L2. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void sq_prefetch(sq_ahead *pf)
+{
+    if (pf && pf->at < pf->end) {
+        _mm_prefetch(pf->at, _MM_HINT_T1);
+        _mm_prefetch(pf->at + 64, _MM_HINT_T1);
+        pf->at += 128;
+    }
+}
+
+/* fpki_lanes_fn with AVX-512: the nonzero elements of SQ_BLOCK and their
+ * results packed (vpcompressd) behind the fewer than 16 left from the
+ * last block, then summed 16 at a time. */
+TARGET_AVX512 static unsigned lanes_avx512(const float *x, const float *y, size_t n,
+                                           unsigned lane, double *x2, double *e2)
 {
     __m512d sx[2], se[2];
     lanes_load(x2, e2, sx, se);
-    for (size_t i = 0; i < n; i += 16) {
-        __mmask16 live = first_lanes(n - i);
-        __m512 xv = _mm512_maskz_loadu_ps(live, x + i);
-        __m512 yv = y ? _mm512_maskz_loadu_ps(live, y + i) : _mm512_setzero_ps();
-        sq16(xv, yv, sq16_counted(xv, yv), x2 != NULL, sx, se);
+    float xp[SQ_BLOCK + 32] __attribute__((aligned(64)));
+    float yp[SQ_BLOCK + 32] __attribute__((aligned(64)));
+    _mm512_store_ps(xp, _mm512_setzero_ps()); /* lanes before LANE: zeros, which add nothing */
+    _mm512_store_ps(yp, _mm512_setzero_ps());
+    const __m512i mag = _mm512_set1_epi32((int)FPKI_F32_MAG);
+    size_t left = lane;
+    for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left;
+        for (size_t i = 0; i < len; i += 16) {
+            __mmask16 live = first_lanes(len - i);
+            __m512 xv = _mm512_maskz_loadu_ps(live, x + i0 + i);
+            __m512 yv = y ? _mm512_maskz_loadu_ps(live, y + i0 + i) : _mm512_setzero_ps();
+            __mmask16 nonzero = _mm512_test_epi32_mask(_mm512_castps_si512(xv), mag);
+            _mm512_storeu_ps(xp + m, _mm512_maskz_compress_ps(nonzero, xv));
+            _mm512_storeu_ps(yp + m, _mm512_maskz_compress_ps(nonzero, yv));
+            m += (size_t)__builtin_popcount(nonzero);
+        }
+        size_t whole = m & ~(size_t)15;
+        sq_ahead px = sq_next_block(x, n, i0), py = sq_next_block(y, y ? n : 0, i0);
+        for (size_t r = 0; r < whole; r += 16) {
+            sq_prefetch(&px);
+            sq_prefetch(&py);
+            __m512 xt = _mm512_load_ps(xp + r), yt = _mm512_load_ps(yp + r);
+            sq16(xt, yt, sq16_counted(xt, yt), x2 != NULL, sx, se);
+        }
+        left = m - whole;
+        _mm512_store_ps(xp, _mm512_loadu_ps(xp + whole));
+        _mm512_store_ps(yp, _mm512_loadu_ps(yp + whole));
+    }
+    if (left) {
+        __m512 xt = _mm512_maskz_load_ps(first_lanes(left), xp);
+        __m512 yt = _mm512_maskz_load_ps(first_lanes(left), yp);
+        sq16(xt, yt, sq16_counted(xt, yt), x2 != NULL, sx, se);
     }
     lanes_store(x2, e2, sx, se);
+    return (unsigned)left;
 }
 
 /* The lanes of the squared errors' sums: X2's, then E2's. */
@@ -1207,28 +1270,33 @@ sqerr_masked(const near_consts *c, const uint32_t *x, __mmask16 live, bool want_
     return s;
 }
 
-/* fpki_sqerr_fn for F under MODE (RNE or RTZ, no options): where no
- * element of 16 is above max32 every result is finite and the error of
- * each magnitude is exact in float32 (its result is zero or within a
- * factor of two of it), so the 16 are summed unmasked (a zero adds
- * zeros); near16 and masked sums take the others, sqerr_masked the
- * tail. */
-TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
-sqerr_near(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p,
-           const uint32_t *x, size_t n, double *x2, double *e2)
+/* One format's squared errors between blocks: its lanes and flags. */
+typedef struct sq_state {
+    sq_lanes s;
+    near_flags fl;
+} sq_state;
+
+/* Adds to *ST F's squared errors under MODE (RNE or RTZ, no options) of
+ * the M nonzero magnitudes at NZ (M a multiple of 16), and of the TAIL
+ * lanes of the 16 after them (X2 too, if WANT_X2).  Where none of 16 is
+ * above max32 every result is finite and the error of each magnitude is
+ * exact in float32 (its result is zero or within a factor of two of it),
+ * so the 16 are summed unmasked; near16 and masked sums take the others,
+ * sqerr_masked the tail. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq_state *st,
+       const uint32_t *nz, size_t m, __mmask16 tail, sq_ahead *pf)
 {
     const near_consts c = near_setup(f, mode, true, p);
-    sq_lanes s;
-    lanes_load(x2, e2, s.x, s.e);
-    near_flags fl = {0, 0, 0, 0};
-    __m512i least = _mm512_set1_epi32(-1);
-    size_t i = 0;
-    for (; n - i >= 16; i += 16) {
-        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
-        __m512i a = _mm512_and_si512(_mm512_loadu_si512(x + i), c.mag);
+    sq_lanes s = st->s;
+    near_flags fl = st->fl;
+    __m512i least = _mm512_set1_epi32(-1); /* rounded inexactly */
+    for (size_t r = 0; r < m; r += 16) {
+        sq_prefetch(pf);
+        __m512i a = _mm512_load_si512(nz + r);
         if (__builtin_expect(_mm512_cmpgt_epu32_mask(a, c.max32) != 0, 0)) {
-            __m512 xv = _mm512_loadu_ps(x + i);
-            __m512 yv = _mm512_castsi512_ps(near16(&c, x + i, 0xffff, 0, &fl));
+            __m512 xv = _mm512_castsi512_ps(a);
+            __m512 yv = _mm512_castsi512_ps(near16(&c, nz + r, 0xffff, 0, &fl));
             sq16(xv, yv, sq16_counted(xv, yv), want_x2, s.x, s.e);
             continue;
         }
@@ -1251,37 +1319,87 @@ sqerr_near(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p
             s.x[1] = _mm512_fmadd_pd(ah, ah, s.x[1]);
         }
     }
-    if (i < n)
-        s = sqerr_masked(&c, x + i, first_lanes(n - i), want_x2, s, &fl);
-    lanes_store(x2, e2, s.x, s.e);
+    if (tail)
+        s = sqerr_masked(&c, nz + m, tail, want_x2, s, &fl);
     fl.ix |= _mm512_cmpneq_epi32_mask(least, _mm512_set1_epi32(-1));
     fl.uf |= _mm512_cmplt_epu32_mask(least, c.tiny);
-    return (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
-           (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
+    st->s = s;
+    st->fl = fl;
 }
 
-TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
-sqerr_fmt(const fpk_format *f, const fpki_conv *p, const uint32_t *x, size_t n, double *x2,
-          double *e2)
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+sq_fmt(const fpk_format *f, const fpki_conv *p, bool want_x2, sq_state *st, const uint32_t *nz,
+       size_t m, __mmask16 tail, sq_ahead *pf)
 {
-    if (p->mode == FPK_RNE)
-        return x2 ? sqerr_near(f, FPK_RNE, true, p, x, n, x2, e2)
-                  : sqerr_near(f, FPK_RNE, false, p, x, n, x2, e2);
-    return x2 ? sqerr_near(f, FPK_RTZ, true, p, x, n, x2, e2)
-              : sqerr_near(f, FPK_RTZ, false, p, x, n, x2, e2);
+    if (p->mode == FPK_RNE) {
+        if (want_x2)
+            sq_run(f, FPK_RNE, true, p, st, nz, m, tail, pf);
+        else
+            sq_run(f, FPK_RNE, false, p, st, nz, m, tail, pf);
+    } else {
+        if (want_x2)
+            sq_run(f, FPK_RTZ, true, p, st, nz, m, tail, pf);
+        else
+            sq_run(f, FPK_RTZ, false, p, st, nz, m, tail, pf);
+    }
 }
 
-TARGET_AVX512 static bool sqerr_avx512(const fpki_conv *p, const uint32_t *x, size_t n,
+TARGET_AVX512 static void sq_block(const fpki_conv *p, bool want_x2, sq_state *st,
+                                   const uint32_t *nz, size_t m, __mmask16 tail, sq_ahead *pf)
+{
+    switch (p->fmt) {
+    case FPKI_K_FP16: sq_fmt(&fpki_k_fp16, p, want_x2, st, nz, m, tail, pf); break;
+    case FPKI_K_BF16: sq_fmt(&fpki_k_bf16, p, want_x2, st, nz, m, tail, pf); break;
+    case FPKI_K_TF32: sq_fmt(&fpki_k_tf32, p, want_x2, st, nz, m, tail, pf); break;
+    case FPKI_K_E4M3: sq_fmt(&fpki_k_e4m3, p, want_x2, st, nz, m, tail, pf); break;
+    default: sq_fmt(&fpki_k_e5m2, p, want_x2, st, nz, m, tail, pf); break;
+    }
+}
+
+/* fpki_sqerr_fn with AVX-512, for formats under RNE or RTZ without
+ * options: the nonzero magnitudes of SQ_BLOCK elements packed
+ * (vpcompressd: zeros add nothing and raise nothing, and the signs
+ * change no square) behind the fewer than 16 left from the last block,
+ * then each format's errors summed 16 at a time over them while they are
+ * in L1. */
+TARGET_AVX512 static bool sqerr_avx512(const fpki_conv *p, int nf, const uint32_t *x, size_t n,
                                        double *x2, double *e2, unsigned *flags)
 {
-    if (!near_plain(p) || !p->quant || (p->mode != FPK_RNE && p->mode != FPK_RTZ))
-        return false;
-    switch (p->fmt) {
-    case FPKI_K_FP16: *flags |= sqerr_fmt(&fpki_k_fp16, p, x, n, x2, e2); break;
-    case FPKI_K_BF16: *flags |= sqerr_fmt(&fpki_k_bf16, p, x, n, x2, e2); break;
-    case FPKI_K_TF32: *flags |= sqerr_fmt(&fpki_k_tf32, p, x, n, x2, e2); break;
-    case FPKI_K_E4M3: *flags |= sqerr_fmt(&fpki_k_e4m3, p, x, n, x2, e2); break;
-    default: *flags |= sqerr_fmt(&fpki_k_e5m2, p, x, n, x2, e2); break;
+    for (int j = 0; j < nf; j++)
+        if (!near_plain(&p[j]) || !p[j].quant || (p[j].mode != FPK_RNE && p[j].mode != FPK_RTZ))
+            return false;
+    sq_state st[FPKI_SQ_FORMATS];
+    for (int j = 0; j < nf; j++) {
+        lanes_load(j ? NULL : x2, e2 + FPK_LANES * j, st[j].s.x, st[j].s.e);
+        st[j].fl = (near_flags){0, 0, 0, 0};
+    }
+    const __m512i mag = _mm512_set1_epi32((int)FPKI_F32_MAG);
+    uint32_t nz[SQ_BLOCK + 32] __attribute__((aligned(64)));
+    size_t left = 0;
+    for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left;
+        for (size_t i = 0; i < len; i += 16) {
+            _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
+            __m512i a = _mm512_and_si512(
+                _mm512_maskz_loadu_epi32(first_lanes(len - i), x + i0 + i), mag);
+            __mmask16 nonzero = _mm512_test_epi32_mask(a, a);
+            _mm512_storeu_si512(nz + m, _mm512_maskz_compress_epi32(nonzero, a));
+            m += (size_t)__builtin_popcount(nonzero);
+        }
+        size_t whole = m & ~(size_t)15;
+        sq_ahead pf = sq_next_block(x, n, i0);
+        for (int j = 0; j < nf; j++)
+            sq_block(&p[j], j == 0 && x2, &st[j], nz, whole, 0, &pf);
+        left = m - whole;
+        _mm512_store_si512(nz, _mm512_loadu_si512(nz + whole));
+    }
+    for (int j = 0; j < nf; j++) {
+        if (left)
+            sq_block(&p[j], j == 0 && x2, &st[j], nz, 0, first_lanes(left), NULL);
+        lanes_store(j ? NULL : x2, e2 + FPK_LANES * j, st[j].s.x, st[j].s.e);
+        near_flags fl = st[j].fl;
+        flags[j] |= (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
+                    (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
     }
     return true;
 }

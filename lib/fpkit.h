@@ -479,12 +479,15 @@ bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const voi
                         fpk_ctx *c, int threads);
 
 /* Squared errors, the sums behind a signal-to-quantisation-noise ratio,
- * in FPK_LANES lanes: for each i < N with X[i] nonzero and finite and
- * Y[i] finite, X2[i % FPK_LANES] += X[i]^2 and E2[i % FPK_LANES] +=
- * (Y[i] - X[i])^2, each lane in increasing i, in double with every
- * operation rounded (no fused multiply-add), so that the sums are the
- * same on every CPU.  X2 or E2 may be NULL; Y NULL counts every nonzero
- * finite X[i] and leaves E2 alone. */
+ * in FPK_LANES lanes: the k-th nonzero X[i] of the call (k = 0, 1, ...
+ * in increasing i; infinities and NaNs count) goes to lane
+ * l = k % FPK_LANES, where, if X[i] is finite and Y[i] too, X2[l] +=
+ * X[i]^2 and E2[l] += (Y[i] - X[i])^2; each lane in increasing i, in
+ * double with every operation rounded (no fused multiply-add), so that
+ * the sums are the same on every CPU.  (Zeros add nothing and take no
+ * lane: the kernels leave them out at once, as a ReLU's gradients are
+ * half zeros.)  X2 or E2 may be NULL; Y NULL counts every nonzero finite
+ * X[i] and leaves E2 alone. */
 #define FPK_LANES 16
 void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, double *e2);
 
@@ -494,6 +497,14 @@ void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, doubl
  * returns false, and does nothing, where fpk_array_quantize would. */
 bool fpk_array_quantize_sqerr(const fpk_format *f, const float *x, size_t n, fpk_ctx *c,
                               double *x2, double *e2);
+
+/* fpk_array_quantize_sqerr(F[j], X, N, &C[j], j ? NULL : X2, E2 + j *
+ * FPK_LANES) for every j < NF, in one pass where the kernels can (the
+ * nonzero elements packed once for all the formats); E2 NULL sums no
+ * errors.  Returns false, and does nothing, where fpk_array_quantize
+ * would for any F[j]. */
+bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const float *x,
+                                      size_t n, fpk_ctx *c, double *x2, double *e2);
 
 /* The vector code the fast paths run on this CPU: "avx512", "avx2" (with
  * F16C) or "c" (portable C); the environment variable FPK_ISA, set to one

@@ -355,20 +355,24 @@ START_TEST(test_sr_edges)
 END_TEST
 
 /* The squared errors' lanes, as fpk_array_sqerr defines them: the terms
- * of element I of X and its result Y (float32 encodings) added to lane
- * I % FPK_LANES of X2 and E2. */
+ * of the K-th nonzero element of X and its result Y (float32 encodings)
+ * added to lane K % FPK_LANES of X2 and E2. */
 static void sqerr_ref(const uint32_t *x, const uint32_t *y, size_t n, double *x2, double *e2)
 {
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t ax = x[i] & 0x7fffffffu, ay = y[i] & 0x7fffffffu;
-        if (ax == 0 || ax >= 0x7f800000u || ay >= 0x7f800000u)
+        if (ax == 0)
+            continue;
+        size_t lane = k++ % FPK_LANES;
+        if (ax >= 0x7f800000u || ay >= 0x7f800000u)
             continue;
         float xf, yf;
         memcpy(&xf, &x[i], sizeof xf);
         memcpy(&yf, &y[i], sizeof yf);
         volatile double xd = xf, ed = (double)yf - xd, xx = xd * xd, ee = ed * ed;
-        x2[i % FPK_LANES] += xx;
-        e2[i % FPK_LANES] += ee;
+        x2[lane] += xx;
+        e2[lane] += ee;
     }
 }
 
@@ -514,11 +518,108 @@ START_TEST(test_sqerr)
         x = finite_f32(&rng, target(t), count);
         check_sqerr_targets(&rep, x, count, t, t + 1, 1, 65536);
         check_sqerr_targets(&rep, x, count / 10, t, t + 1, TU_VARIANT_COUNT, 333);
+        /* half of them zeros (+0 or -0), as after a ReLU: the lanes follow
+         * the nonzero elements' ranks, across the kernels' blocks */
+        for (size_t i = 0; i < count; i++)
+            if (tu_rng_next(&rng) >> 63)
+                x[i] &= 0x80000000u;
+        check_sqerr_targets(&rep, x, count, t, t + 1, 1, 4099);
         free(x);
-        tu_report_line(&rep, "%zu random float32 and %zu finite ones: squared errors in %s x %d "
-                             "modes",
+        tu_report_line(&rep, "%zu random float32, %zu finite ones, and those half zeros: "
+                             "squared errors in %s x %d modes",
                        count, count, target(t)->name, MODE_COUNT);
     }
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
+/* fpk_array_quantize_sqerr_formats of X[0..N-1] into the NF formats F
+ * (all under C0), GROUP elements a call, against fpk_array_quantize_sqerr
+ * of each format in turn (which check_sqerr holds to sqerr_ref): the same
+ * lanes, X2 from F[0], flags and SR counters, with every kernel set. */
+static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int nf,
+                                const fpk_ctx *c0, const uint32_t *x, size_t n, size_t group)
+{
+    enum { MAXF = 12 };
+    ck_assert_int_le(nf, MAXF);
+    for (int s = 0; s < nisas; s++) {
+        setenv("FPK_ISA", isas[s], 1);
+        double gx[FPK_LANES] = {0}, ge[MAXF][FPK_LANES] = {{0}};
+        double wx[FPK_LANES] = {0}, we[MAXF][FPK_LANES] = {{0}};
+        for (size_t first = 0; first < n; first += group) {
+            size_t len = n - first < group ? n - first : group;
+            const float *xs = (const float *)(const void *)(x + first);
+            fpk_ctx c[MAXF], d[MAXF];
+            for (int j = 0; j < nf; j++) {
+                c[j] = d[j] = *c0;
+                c[j].sr_counter = d[j].sr_counter = c0->sr_counter + first;
+                ck_assert(fpk_array_quantize_sqerr(f[j], xs, len, &d[j], j ? NULL : wx, we[j]));
+            }
+            ck_assert(fpk_array_quantize_sqerr_formats(nf, f, xs, len, c, gx, &ge[0][0]));
+            int bad = memcmp(gx, wx, sizeof gx) != 0 ? 0 : -1;
+            for (int j = 0; j < nf && bad < 0; j++)
+                if (memcmp(ge[j], we[j], sizeof ge[j]) != 0 || c[j].flags != d[j].flags ||
+                    c[j].sr_counter != d[j].sr_counter)
+                    bad = j;
+            if (bad >= 0) {
+                tu_fail(rep,
+                        "%s sqerr_formats (%d, the first %s) %s elements %zu..%zu: format %d "
+                        "(%s) differs from its own call: flags %s, expected %s",
+                        isas[s], nf, f[0]->name, tu_mode_name(c0->round), first,
+                        first + len - 1, bad, f[bad]->name, tu_flags_name(c[bad].flags).s,
+                        tu_flags_name(d[bad].flags).s);
+                memcpy(gx, wx, sizeof gx);
+                memcpy(ge, we, sizeof ge);
+            } else {
+                rep->cases++, rep->total_cases++;
+            }
+        }
+    }
+    unsetenv("FPK_ISA");
+}
+
+/* Several formats at once: the fast ones, the fast ones with a slow one
+ * among them, and more than a kernel takes in one pass, in every mode
+ * (SR: no kernel) and variant, over random float32 (a few above every
+ * format's range) and those half zeros, in calls that cut the kernels'
+ * blocks anywhere. */
+START_TEST(test_sqerr_formats)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    const fpk_format *fast[5], *mixed[6], *many[12];
+    for (int t = 0; t < 5; t++)
+        fast[t] = mixed[t] = target(t);
+    mixed[5] = mixed[2];
+    mixed[2] = target(7); /* e3m2: no kernel */
+    for (int j = 0; j < 12; j++)
+        many[j] = target(j % FAST_TARGETS);
+    const struct {
+        const fpk_format *const *f;
+        int n;
+    } sets[] = {{fast, 5}, {mixed, 6}, {many, 12}, {fast + 3, 1}};
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 5);
+    size_t n = tu_exhaustive() ? 1000000 : 60000;
+    uint32_t *x = random_f32(&rng, target(3), n);
+    for (int zeros = 0; zeros < 2; zeros++) {
+        for (size_t i = 0; zeros && i < n; i++)
+            if (tu_rng_next(&rng) >> 63)
+                x[i] &= 0x80000000u;
+        for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
+            for (int v = 0; v < TU_VARIANT_COUNT; v++)
+                for (int m = 0; m < MODE_COUNT; m++) {
+                    fpk_ctx c = tu_ctx(all_modes[m], &tu_variants[v]);
+                    c.sr_seed = seed;
+                    check_sqerr_formats(&rep, sets[k].f, sets[k].n, &c, x, n, 3001);
+                    if (v == 0)
+                        check_sqerr_formats(&rep, sets[k].f, sets[k].n, &c, x, n, n);
+                }
+    }
+    free(x);
+    tu_report_line(&rep, "%zu random float32, then half zeros: squared errors of 1, 5, 6 and "
+                         "12 formats at once x %d modes x %d variants",
+                   n, MODE_COUNT, TU_VARIANT_COUNT);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
@@ -1019,6 +1120,7 @@ static Suite *array_suite(void)
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_stats_tensor);
     tcase_add_test(tc, test_sqerr);
+    tcase_add_test(tc, test_sqerr_formats);
     suite_add_tcase(s, tc);
     return s;
 }
