@@ -205,21 +205,42 @@ static void add_lanes(grad_sums *e, const double *x2, const double *e2)
 }
 
 /* The float32 path: the array kernels' rounding and squared errors in
- * lanes (fpk_array_quantize_sqerr, fpk_array_sqerr), added to the exact
- * sums lane by lane.  Results that are all finite (nothing overflowed to
- * an infinity or a NaN) share the squares of the elements, summed
- * once. */
+ * lanes, added to the exact sums lane by lane; at scale 1 the per-tensor
+ * formats float32 holds are rounded and summed in one pass for all
+ * (fpk_array_quantize_sqerr_formats), the MX formats quantised and
+ * summed one by one (fpk_array_sqerr).  Formats whose results are all
+ * finite (nothing overflowed to an infinity or a NaN) share the squares
+ * of the elements, summed once; the others sum them again, over the
+ * elements whose results are finite. */
 static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e)
 {
     const grad_run *run = q->run;
     bool have_x = false, have_x2 = false;
     double x2[FPK_LANES] = {0};
+    const fpk_format *pt[FPK_STATS_MAX_FORMATS];
+    fpk_ctx pc[FPK_STATS_MAX_FORMATS];
+    double pe2[FPK_STATS_MAX_FORMATS][FPK_LANES] = {{0}};
+    int at[FPK_STATS_MAX_FORMATS], npt = 0;
     for (int j = 0; j < run->nformats; j++) {
         const fpk_format *f = run->formats[j];
         fpk_ctx c = fpk_ctx_default();
         c.round = run->round;
         c.sr_counter = q->pos;
+        /* (no elements: only whether float32 holds F's values) */
+        bool quantizable = fpk_array_quantize_sqerr(f, x32, 0, &c, NULL, NULL);
+        at[j] = run->scale == 1 && !grad_is_mx(f) && quantizable ? npt : -1;
+        if (at[j] >= 0) {
+            pt[npt] = f;
+            pc[npt++] = c;
+        }
+    }
+    if (npt) {
+        fpk_array_quantize_sqerr_formats(npt, pt, x32, n, pc, x2, &pe2[0][0]);
+        have_x2 = !(pc[0].flags & FPK_OVERFLOW); /* every result finite: X's squares are all */
+    }
+    for (int j = 0; j < run->nformats; j++) {
+        const fpk_format *f = run->formats[j];
         double fx2[FPK_LANES] = {0}, e2[FPK_LANES] = {0};
         if (grad_is_mx(f)) {
             mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
@@ -231,24 +252,26 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
             }
             k[j].overflow += nan;
             if (nonfinite == 0 && !have_x2) {
+                memset(x2, 0, sizeof x2);
                 fpk_array_sqerr(x32, NULL, n, x2, NULL);
                 have_x2 = true;
             }
             fpk_array_sqerr(x32, y, n, nonfinite ? fx2 : NULL, e2);
             add_lanes(&e[j], nonfinite ? fx2 : x2, e2);
-        } else if (run->scale == 1 &&
-                   fpk_array_quantize_sqerr(f, x32, n, &c, have_x2 ? NULL : fx2, e2)) {
-            if (!(c.flags & FPK_OVERFLOW)) { /* every result finite: X's squares are all */
-                if (!have_x2)
-                    memcpy(x2, fx2, sizeof x2);
-                have_x2 = true;
-                add_lanes(&e[j], x2, e2);
+        } else if (at[j] >= 0) {
+            if (!(pc[at[j]].flags & FPK_OVERFLOW)) {
+                if (!have_x2) {
+                    memset(x2, 0, sizeof x2);
+                    fpk_array_sqerr(x32, NULL, n, x2, NULL);
+                    have_x2 = true;
+                }
+                add_lanes(&e[j], x2, pe2[at[j]]);
                 continue;
             }
             /* again, for the squares of those whose results are finite */
+            fpk_ctx c = fpk_ctx_default();
+            c.round = run->round;
             c.sr_counter = q->pos;
-            memset(fx2, 0, sizeof fx2);
-            memset(e2, 0, sizeof e2);
             fpk_array_quantize_sqerr(f, x32, n, &c, fx2, e2);
             add_lanes(&e[j], fx2, e2);
         } else {
