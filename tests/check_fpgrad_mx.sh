@@ -21,17 +21,7 @@ export FPKIT_PLOTDIR
 tool=fpgrad tool_bin=$FPGRAD
 . "$srcdir/tests/toolcheck.sh"
 need_python
-py=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy, ml_dtypes' >/dev/null 2>&1; then
-        py=$p
-        break
-    fi
-done
-if [ -z "$py" ]; then
-    echo "check_fpgrad_mx: numpy and ml_dtypes are needed; skipped"
-    exit 77
-fi
+need_modules 'numpy, ml_dtypes'
 
 # The sample against numpy and ml_dtypes.
 good sample --formats mxfp8,mxfp4,e4m3,bf16 --json - "$srcdir/tests/data/sample"

@@ -6,7 +6,7 @@
 # 1e-12 (the shards' error sums are added in order), the total exactly.
 # Partials of the shards merged with --shards give the same JSON, byte for
 # byte.  Shards of one tensor in two dtypes are refused.  Skipped (77)
-# without python3 and numpy.
+# where neither python3 nor /usr/bin/python3 imports numpy.
 #
 # make check runs it from the build directory with srcdir set.
 set -eu
@@ -18,12 +18,9 @@ export FPKIT_PLOTDIR
 tool=fpgrad tool_bin=$FPGRAD
 . "$srcdir/tests/toolcheck.sh"
 need_python
-if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    echo "check_fpgrad_shards: numpy is needed; skipped"
-    exit 77
-fi
+need_modules 'numpy'
 
-python3 - "$tmp" <<'EOF'
+"$py" - "$tmp" <<'EOF'
 import json, os, struct, sys
 import numpy as np
 
@@ -60,7 +57,7 @@ EOF
 good whole --scale auto --json - "$tmp/whole.safetensors"
 for d in rank of; do
     good "$d" --shards --scale auto --json - "$tmp/$d"
-    if python3 - "$tmp/$d.out" "$tmp/whole.out" <<'EOF'
+    if "$py" - "$tmp/$d.out" "$tmp/whole.out" <<'EOF'
 import json, sys
 s, w = (json.load(open(p)) for p in sys.argv[1:3])
 assert [t["name"] for t in s["tensors"]] == ["a", "b"], s["tensors"]

@@ -56,6 +56,19 @@ need_python() {
     fi
 }
 
+# need_modules MODULES: py := the first of python3 and /usr/bin/python3
+# whose import of MODULES ("numpy, ml_dtypes") succeeds; the test is
+# skipped (exit 77) where neither's does.
+need_modules() {
+    for py in python3 /usr/bin/python3; do
+        if "$py" -c "import $1" >/dev/null 2>&1; then
+            return 0
+        fi
+    done
+    echo "check_$tool: python3 with $1 is needed; skipped"
+    exit 77
+}
+
 # run NAME ARGS...: the tool into $tmp/NAME.{out,err,rc}.
 run() {
     name=$1
