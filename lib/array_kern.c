@@ -1186,9 +1186,11 @@ typedef struct sq_ahead {
     const char *at, *end;
 } sq_ahead;
 
-/* The block after the one at I0 of the N elements at X. */
+/* The block after the one at I0 of the N elements at X (NULL: none). */
 static inline sq_ahead sq_next_block(const void *x, size_t n, size_t i0)
 {
+    if (!x)
+        return (sq_ahead){NULL, NULL};
     size_t from = i0 + SQ_BLOCK < n ? i0 + SQ_BLOCK : n;
     size_t to = i0 + 2 * SQ_BLOCK < n ? i0 + 2 * SQ_BLOCK : n;
     const char *base = x;
@@ -1231,7 +1233,7 @@ TARGET_AVX512 static unsigned lanes_avx512(const float *x, const float *y, size_
             m += (size_t)__builtin_popcount(nonzero);
         }
         size_t whole = m & ~(size_t)15;
-        sq_ahead px = sq_next_block(x, n, i0), py = sq_next_block(y, y ? n : 0, i0);
+        sq_ahead px = sq_next_block(x, n, i0), py = sq_next_block(y, n, i0);
         for (size_t r = 0; r < whole; r += 16) {
             sq_prefetch(&px);
             sq_prefetch(&py);
