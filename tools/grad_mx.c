@@ -158,6 +158,16 @@ grad_err grad_sums_value(const grad_sums *s)
     return (grad_err){sum_value(&s->x2), sum_value(&s->e2)};
 }
 
+/* The context of Q's rounding of its element I on: the run's mode, the
+ * SR counter at that element. */
+static fpk_ctx quant_ctx(const grad_quant *q, uint64_t i)
+{
+    fpk_ctx c = fpk_ctx_default();
+    c.round = q->run->round;
+    c.sr_counter = q->pos + i;
+    return c;
+}
+
 /* One MX format on X32[0..N-1], a piece of the stream starting on a block
  * boundary: the results into Y, the blocks' counts into K. */
 static void mx_quantize(const grad_quant *q, const fpk_format *elem, const float *x32, float *y,
@@ -169,9 +179,7 @@ static void mx_quantize(const grad_quant *q, const fpk_format *elem, const float
         size_t len = n - done < row_left ? n - done : (size_t)row_left;
         if (len > (size_t)PIECE_BLOCKS * FPK_MX_BLOCK)
             len = (size_t)PIECE_BLOCKS * FPK_MX_BLOCK;
-        fpk_ctx c = fpk_ctx_default();
-        c.round = q->run->round;
-        c.sr_counter = q->pos + done;
+        fpk_ctx c = quant_ctx(q, done);
         fpk_mx_quantize(elem, FPK_MX_FLOOR, FPK_MX_BLOCK, x32 + done, len, NULL, NULL,
                         y + done, blocks, &c);
         for (size_t b = 0; b < (len + FPK_MX_BLOCK - 1) / FPK_MX_BLOCK; b++) {
@@ -187,9 +195,7 @@ static void mx_quantize(const grad_quant *q, const fpk_format *elem, const float
  * double: the path for any scale, element by element. */
 static double scaled_result(const grad_quant *q, const fpk_format *f, double x, size_t i)
 {
-    fpk_ctx c = fpk_ctx_default();
-    c.round = q->run->round;
-    c.sr_counter = q->pos + i;
+    fpk_ctx c = quant_ctx(q, i);
     return fpk_to_double(f, fpk_from_double_scaled(f, x, q->run->scale, &c)) / q->run->scale;
 }
 
@@ -202,6 +208,17 @@ static void add_lanes(grad_sums *e, const double *x2, const double *e2)
         if (e2)
             sum_add(&e->e2, e2[l]);
     }
+}
+
+/* X2 := the lanes of the squares of X[0..N-1]'s nonzero finite elements,
+ * unless *HAVE_X2 says they are there already. */
+static void share_x2(const float *x, size_t n, double *x2, bool *have_x2)
+{
+    if (*have_x2)
+        return;
+    memset(x2, 0, FPK_LANES * sizeof *x2);
+    fpk_array_sqerr(x, NULL, n, x2, NULL);
+    *have_x2 = true;
 }
 
 /* The float32 path: the array kernels' rounding and squared errors in
@@ -224,9 +241,7 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
     int at[FPK_STATS_MAX_FORMATS], npt = 0;
     for (int j = 0; j < run->nformats; j++) {
         const fpk_format *f = run->formats[j];
-        fpk_ctx c = fpk_ctx_default();
-        c.round = run->round;
-        c.sr_counter = q->pos;
+        fpk_ctx c = quant_ctx(q, 0);
         /* (no elements: only whether float32 holds F's values) */
         bool quantizable = fpk_array_quantize_sqerr(f, x32, 0, &c, NULL, NULL);
         at[j] = run->scale == 1 && !grad_is_mx(f) && quantizable ? npt : -1;
@@ -251,27 +266,18 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
                 nonfinite += counted & !(fabsf(y[i]) <= FLT_MAX);
             }
             k[j].overflow += nan;
-            if (nonfinite == 0 && !have_x2) {
-                memset(x2, 0, sizeof x2);
-                fpk_array_sqerr(x32, NULL, n, x2, NULL);
-                have_x2 = true;
-            }
+            if (nonfinite == 0)
+                share_x2(x32, n, x2, &have_x2);
             fpk_array_sqerr(x32, y, n, nonfinite ? fx2 : NULL, e2);
             add_lanes(&e[j], nonfinite ? fx2 : x2, e2);
         } else if (at[j] >= 0) {
             if (!(pc[at[j]].flags & FPK_OVERFLOW)) {
-                if (!have_x2) {
-                    memset(x2, 0, sizeof x2);
-                    fpk_array_sqerr(x32, NULL, n, x2, NULL);
-                    have_x2 = true;
-                }
+                share_x2(x32, n, x2, &have_x2);
                 add_lanes(&e[j], x2, pe2[at[j]]);
                 continue;
             }
             /* again, for the squares of those whose results are finite */
-            fpk_ctx c = fpk_ctx_default();
-            c.round = run->round;
-            c.sr_counter = q->pos;
+            fpk_ctx c = quant_ctx(q, 0);
             fpk_array_quantize_sqerr(f, x32, n, &c, fx2, e2);
             add_lanes(&e[j], fx2, e2);
         } else {
