@@ -257,6 +257,16 @@ else
     bad "--json through a symbolic link: the link was replaced, or its file not written"
 fi
 rm -f "$tmp/link.json" "$tmp/real.json"
+# A dangling link: its file is created, the link kept.
+ln -s made.json "$tmp/dangling.json"
+good dangling --quiet --json "$tmp/dangling.json" "$tmp/thr.npy"
+if [ -L "$tmp/dangling.json" ] && [ "$(readlink "$tmp/dangling.json")" = made.json ] &&
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/made.json"; then
+    ok
+else
+    bad "--json through a dangling link: the link was replaced, or its file not made"
+fi
+rm -f "$tmp/dangling.json" "$tmp/made.json"
 
 # --no-sqnr: the same counts without the SQNR (no key, no line).
 good nosqnr --no-sqnr --json - "$tmp/thr.npy"
@@ -410,6 +420,27 @@ error rawdir 2 'is a directory; --dtype reads raw files' --dtype f32 "$tmp/halve
 error stdout2 2 'cannot both write to standard output' --json - --csv - "$tmp/thr.npy"
 error overwrite 2 'thr\.npy: is an input; fpgrad does not write over its inputs' --json "$tmp/thr.npy" "$tmp/thr.npy"
 error nodir 3 'o\.json: cannot create a file in its directory' --json "$tmp/nodir/o.json" "$tmp/thr.npy"
+# No output replaces an input, through a link or as a report's file, nor
+# another output; the run is refused before it starts.
+mkdir "$tmp/rep"
+cp "$tmp/thr.npy" "$tmp/rep/index.html"
+error overwrite-report 2 'rep/index\.html: is an input; fpgrad does not write over its inputs' \
+    --report "$tmp/rep" "$tmp/rep/index.html"
+ln -s thr.npy "$tmp/thr-link.npy"
+error overwrite-link 2 'thr-link\.npy: is an input' --json "$tmp/thr-link.npy" "$tmp/thr.npy"
+if cmp -s "$tmp/thr.npy" "$tmp/rep/index.html" && [ "$(ls "$tmp/rep")" = index.html ] &&
+    [ -L "$tmp/thr-link.npy" ]; then
+    ok
+else
+    bad "an input named as an output was changed, or the report began"
+fi
+rm -rf "$tmp/rep" "$tmp/thr-link.npy"
+error twice 2 'o\.json: is named for two outputs$' --json "$tmp/o.json" --csv "$tmp/o.json" "$tmp/thr.npy"
+mkdir "$tmp/r2"
+error twice-report 2 'fpgrad\.json: is named for two outputs \(also as ' \
+    --json "$tmp/r2/fpgrad.json" --report "$tmp/r2/" "$tmp/thr.npy"
+good devnull-twice --quiet --json /dev/null --csv /dev/null "$tmp/thr.npy"
+rmdir "$tmp/r2"
 run usage
 if [ "$(cat "$tmp/usage.rc")" -eq 2 ] && grep -q '^usage: fpgrad ' "$tmp/usage.err"; then
     ok

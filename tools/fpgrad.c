@@ -728,19 +728,19 @@ static void write_outputs(const opts *o)
     }
 }
 
-/* Dies if an output file is one of the inputs: they are never replaced. */
-static void refuse_overwriting_inputs(const opts *o, const cli_files *fs)
+/* Protects the inputs and checks the outputs before the work: no output
+ * replaces an input or another output. */
+static void guard_outputs(const opts *o, const cli_files *fs)
 {
-    const char *outs[] = {o->json, o->csv, o->plot, o->emit};
-    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
-        struct stat out, in;
-        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
-            continue;
-        for (size_t i = 0; i < fs->n; i++)
-            if (stat(fs->v[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-                cli_die(CLI_EXIT_USAGE, "%s: is an input; fpgrad does not write over its inputs",
-                        outs[k]);
-    }
+    for (size_t i = 0; i < fs->n; i++)
+        outfile_protect(fs->v[i]);
+    const char *outs[4 + GRAD_REPORT_FILES] = {o->json, o->csv, o->plot, o->emit};
+    char *report[GRAD_REPORT_FILES] = {NULL};
+    for (int k = 0; o->report && k < GRAD_REPORT_FILES; k++)
+        outs[4 + k] = report[k] = cli_strf("%s/%s", o->report, grad_report_files[k]);
+    outfile_check(outs, sizeof outs / sizeof outs[0]);
+    for (int k = 0; k < GRAD_REPORT_FILES; k++)
+        free(report[k]);
 }
 
 /* The options that take a value. */
@@ -880,7 +880,7 @@ int main(int argc, char **argv)
                     paths[i]);
         cli_walk_files(paths[i], &fs);
     }
-    refuse_overwriting_inputs(&o, &fs);
+    guard_outputs(&o, &fs);
 #ifdef FPGRAD_MPI
     if (mpi_job_rank() != 0) { /* rank 0 writes everything */
         o.quiet = true;

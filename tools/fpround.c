@@ -659,19 +659,14 @@ static void analyse(opts *o, const cli_files *fs)
     free(w);
 }
 
-/* Dies if an output file is one of the inputs: they are never replaced. */
-static void refuse_overwriting_inputs(const opts *o, const cli_files *fs)
+/* Protects the inputs and checks the outputs before the work: no output
+ * replaces an input or another output. */
+static void guard_outputs(const opts *o, const cli_files *fs)
 {
+    for (size_t i = 0; i < fs->n; i++)
+        outfile_protect(fs->v[i]);
     const char *outs[] = {o->json, o->plot};
-    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
-        struct stat out, in;
-        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
-            continue;
-        for (size_t i = 0; i < fs->n; i++)
-            if (stat(fs->v[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-                cli_die(CLI_EXIT_USAGE, "%s: is an input; fpround does not write over its inputs",
-                        outs[k]);
-    }
+    outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
 
 static void write_outputs(const opts *o)
@@ -826,7 +821,7 @@ int main(int argc, char **argv)
                     paths[i]);
         cli_walk_files(paths[i], &fs);
     }
-    refuse_overwriting_inputs(&o, &fs);
+    guard_outputs(&o, &fs);
     analyse(&o, &fs);
     write_outputs(&o);
 

@@ -416,20 +416,14 @@ static void replay_fp8(opts *o)
     free(s);
 }
 
-/* Dies if an output file is one of the inputs: they are never replaced. */
-static void refuse_overwriting_inputs(const opts *o)
+/* Protects the inputs and checks the outputs before the work: no output
+ * replaces an input or another output. */
+static void guard_outputs(const opts *o)
 {
+    for (size_t i = 0; i < o->run.nfiles; i++)
+        outfile_protect(o->run.files[i].path);
     const char *outs[] = {o->json, o->plot};
-    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
-        struct stat out, in;
-        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
-            continue;
-        for (size_t i = 0; i < o->run.nfiles; i++)
-            if (stat(o->run.files[i].path, &in) == 0 && in.st_dev == out.st_dev &&
-                in.st_ino == out.st_ino)
-                cli_die(CLI_EXIT_USAGE, "%s: is an input; fpscale does not write over its inputs",
-                        outs[k]);
-    }
+    outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
 
 static void write_outputs(const opts *o)
@@ -572,7 +566,7 @@ int main(int argc, char **argv)
     if (!fs.n)
         cli_die(CLI_EXIT_USAGE, "no dumps found: the paths hold no .npy or safetensors files");
     list_steps(run, &fs);
-    refuse_overwriting_inputs(&o);
+    guard_outputs(&o);
     if (run->fp8)
         replay_fp8(&o);
     else

@@ -380,21 +380,16 @@ static void analyse(opts *o)
     }
 }
 
-/* Dies if an output file is one of the inputs: they are never replaced. */
-static void refuse_overwriting_inputs(const opts *o)
+/* Protects the inputs and checks the outputs before the work: no output
+ * replaces an input or another output. */
+static void guard_outputs(const opts *o)
 {
-    const char *outs[] = {o->json, o->plot};
-    for (size_t k = 0; k < 2; k++) {
-        struct stat out, in;
-        if (!outs[k] || cli_is_stdout(outs[k]) || stat(outs[k], &out) != 0)
-            continue;
-        for (size_t i = 0; i < o->run.nrows; i++)
-            for (int s = 0; s < 2; s++)
-                if (stat(s ? o->run.rows[i].ufile : o->run.rows[i].wfile, &in) == 0 &&
-                    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-                    cli_die(CLI_EXIT_USAGE,
-                            "%s: is an input; fpswamp does not write over its inputs", outs[k]);
+    for (size_t i = 0; i < o->run.nrows; i++) {
+        outfile_protect(o->run.rows[i].wfile);
+        outfile_protect(o->run.rows[i].ufile);
     }
+    const char *outs[] = {o->json, o->plot};
+    outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
 
 static void write_outputs(const opts *o)
@@ -518,7 +513,7 @@ int main(int argc, char **argv)
     }
     free_entries(&ws);
     free_entries(&us);
-    refuse_overwriting_inputs(&o);
+    guard_outputs(&o);
 #ifdef FPSWAMP_MPI
     if (mpi_job_rank() != 0) { /* rank 0 writes everything */
         o.quiet = true;

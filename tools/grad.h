@@ -198,4 +198,9 @@ void grad_plot(const grad_run *run, const grad_row *r, const char *title, const 
  * there) and fpgrad.json; creates DIR if needed. */
 void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plot);
 
+/* The files grad_report writes into its directory, besides the tensors'
+ * plots in tensors/. */
+enum { REPORT_JSON, REPORT_CSV, REPORT_HIST, REPORT_HIST_LOG, REPORT_INDEX, GRAD_REPORT_FILES };
+extern const char *const grad_report_files[GRAD_REPORT_FILES];
+
 #endif

@@ -189,10 +189,14 @@ static const char style[] =
     "figure{margin:0;font-size:0.75em;font-family:monospace;max-width:330px;overflow-wrap:anywhere}"
     "img{max-width:100%;height:auto}";
 
+const char *const grad_report_files[GRAD_REPORT_FILES] = {
+    [REPORT_JSON] = "fpgrad.json", [REPORT_CSV] = "fpgrad.csv", [REPORT_HIST] = "hist.png",
+    [REPORT_HIST_LOG] = "hist-log.png", [REPORT_INDEX] = "index.html"};
+
 void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plot)
 {
     make_dir(dir);
-    char *path = cli_strf("%s/fpgrad.json", dir);
+    char *path = cli_strf("%s/%s", dir, grad_report_files[REPORT_JSON]);
     outfile f;
     outfile_open(&f, path);
     json_t *j = grad_json(run);
@@ -202,7 +206,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
     json_decref(j);
     outfile_commit(&f);
     free(path);
-    path = cli_strf("%s/fpgrad.csv", dir);
+    path = cli_strf("%s/%s", dir, grad_report_files[REPORT_CSV]);
     outfile_open(&f, path);
     grad_csv(run, f.fp);
     outfile_commit(&f);
@@ -218,7 +222,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
         o.small = false;
         for (int logy = 0; logy < 2; logy++) {
             o.logy = logy;
-            path = cli_strf("%s/%s", dir, logy ? "hist-log.png" : "hist.png");
+            path = cli_strf("%s/%s", dir, grad_report_files[logy ? REPORT_HIST_LOG : REPORT_HIST]);
             grad_plot(run, &run->total, title, path, &o);
             free(path);
         }
@@ -240,7 +244,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
                 cli_prog(), dir);
     }
 
-    path = cli_strf("%s/index.html", dir);
+    path = cli_strf("%s/%s", dir, grad_report_files[REPORT_INDEX]);
     outfile_open(&f, path);
     FILE *out = f.fp;
     char scale[64];

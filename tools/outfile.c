@@ -1,6 +1,7 @@
 /* Output files written whole or not at all. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -152,15 +153,116 @@ static bool write_in_place(const char *path)
     return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
-/* Where the temporary file of PATH goes and what it replaces: the file a
- * symbolic link PATH leads to (the link stays), else PATH. */
+#define MAX_LINKS 40 /* links followed from an output's name, as the kernel does */
+
+/* Where the temporary file of PATH goes and what it replaces: the file the
+ * symbolic links from PATH lead to, whether or not it exists (the links
+ * stay), else PATH.  A link's relative target is read from its directory. */
 static char *destination(const char *path)
 {
+    char *cur = cli_strf("%s", path);
+    for (int hops = 0;; hops++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+            return cur;
+        char target[PATH_MAX];
+        ssize_t len = hops < MAX_LINKS ? readlink(cur, target, sizeof target - 1) : -1;
+        if (len < 0)
+            cli_die(CLI_EXIT_INTERNAL, "%s: cannot follow its symbolic links: %s", path,
+                    hops < MAX_LINKS ? strerror(errno) : strerror(ELOOP));
+        target[len] = '\0';
+        const char *slash = strrchr(cur, '/');
+        int dir = target[0] != '/' && slash ? (int)(slash - cur + 1) : 0;
+        char *next = cli_strf("%.*s%s", dir, cur, target);
+        free(cur);
+        cur = next;
+    }
+}
+
+/* The inputs' files, which no output replaces. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+static file_id *inputs;
+static size_t ninputs;
+
+void outfile_protect(const char *path)
+{
     struct stat st;
-    char *target;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (target = realpath(path, NULL)))
-        return target;
-    return cli_strf("%s", path);
+    if (stat(path, &st) != 0)
+        return; /* reading it fails, and says why */
+    file_id *more = realloc(inputs, (ninputs + 1) * sizeof *inputs);
+    if (!more)
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    inputs = more;
+    inputs[ninputs++] = (file_id){st.st_dev, st.st_ino};
+}
+
+/* Dies if DEST, the destination of the output PATH, is an input. */
+static void refuse_input(const char *path, const char *dest)
+{
+    struct stat st;
+    if (stat(dest, &st) != 0)
+        return;
+    for (size_t i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino)
+            cli_die(CLI_EXIT_USAGE, "%s: is an input; %s does not write over its inputs", path,
+                    cli_prog());
+}
+
+/* DEST with its directory's name made absolute and free of links (DEST
+ * itself if that directory cannot be resolved: creating the file fails). */
+static char *canonical(const char *dest)
+{
+    const char *slash = strrchr(dest, '/');
+    char *dir = slash ? cli_strf("%.*s", slash == dest ? 1 : (int)(slash - dest), dest)
+                      : cli_strf(".");
+    char *real = realpath(dir, NULL);
+    char *c = real ? cli_strf("%s/%s", real, slash ? slash + 1 : dest) : cli_strf("%s", dest);
+    free(real);
+    free(dir);
+    return c;
+}
+
+/* Whether the destinations A and B are one file, existing or to be. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea || eb)
+        return ea && eb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ca = canonical(a), *cb = canonical(b);
+    bool same = strcmp(ca, cb) == 0;
+    free(ca);
+    free(cb);
+    return same;
+}
+
+void outfile_check(const char *const *outs, size_t n)
+{
+    char **dest = cli_xcalloc(n ? n : 1, sizeof *dest);
+    for (size_t k = 0; k < n; k++) {
+        if (!outs[k] || strcmp(outs[k], "-") == 0)
+            continue;
+        dest[k] = destination(outs[k]);
+        refuse_input(outs[k], dest[k]);
+        if (write_in_place(dest[k])) { /* /dev/null may take them all */
+            free(dest[k]);
+            dest[k] = NULL;
+            continue;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (!dest[j] || !same_file(dest[j], dest[k]))
+                continue;
+            if (strcmp(outs[j], outs[k]) == 0)
+                cli_die(CLI_EXIT_USAGE, "%s: is named for two outputs", outs[k]);
+            cli_die(CLI_EXIT_USAGE, "%s: is named for two outputs (also as %s)", outs[k], outs[j]);
+        }
+    }
+    for (size_t k = 0; k < n; k++)
+        free(dest[k]);
+    free(dest);
 }
 
 /* Opens PATH, which write_in_place accepted, for writing. */
@@ -182,6 +284,7 @@ void outfile_open(outfile *o, const char *path)
         return;
     }
     o->path = destination(path);
+    refuse_input(path, o->path);
     int fd;
     o->direct = write_in_place(o->path);
     if (o->direct)
@@ -196,6 +299,7 @@ char *outfile_tmpname(const char *path)
 {
     int fd;
     char *dest = destination(path);
+    refuse_input(path, dest);
     char *tmp = make_tmp(dest, &fd);
     free(dest);
     close(fd);

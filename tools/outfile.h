@@ -1,8 +1,10 @@
 /* Output files written whole or not at all: the text goes to a temporary
  * file beside the destination, which replaces the destination only when it
  * is complete.  A destination that is a symbolic link has the file it
- * leads to replaced, the link kept; one that is a device, a FIFO or a
- * socket (/dev/null) is written in place, never replaced.  A temporary file left by an error exit or by SIGINT,
+ * leads to replaced (created, if the link dangles), the link kept; one
+ * that is a device, a FIFO or a socket (/dev/null) is written in place,
+ * never replaced; one that is an input (outfile_protect) is refused.  A
+ * temporary file left by an error exit or by SIGINT,
  * SIGTERM, SIGHUP or SIGPIPE is removed (a signal the tool was started
  * with ignored stays ignored); so are the other temporary paths registered
  * here, after the child process registered, if any, is killed. */
@@ -19,6 +21,17 @@ typedef struct outfile {
     FILE *fp;
     bool direct; /* written in place: a device, a FIFO or a socket */
 } outfile;
+
+/* Marks the file PATH as an input: outfile_open, outfile_tmpname and
+ * outfile_check die with status 2 and a message naming the output rather
+ * than write over it. */
+void outfile_protect(const char *path);
+
+/* Dies with status 2 if one of OUTS[0..N-1], the outputs a run will
+ * write (NULL and "-" are none), is a protected input or the same file as
+ * another (a device, /dev/null, may take several): called once the inputs
+ * are protected and before the work, which is then never done in vain. */
+void outfile_check(const char *const *outs, size_t n);
 
 /* Creates the temporary file for PATH ("-": standard output).  Dies with
  * status 3 and a message naming PATH if it cannot be created. */
