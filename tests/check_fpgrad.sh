@@ -247,26 +247,19 @@ else
     bad "--json into a FIFO: replaced, or no JSON came through"
 fi
 rm -f "$tmp/out.fifo"
+# (real.json exists; made.json, which a dangling link names, is created)
 echo old >"$tmp/real.json"
-ln -s real.json "$tmp/link.json"
-good link --quiet --json "$tmp/link.json" "$tmp/thr.npy"
-if [ -L "$tmp/link.json" ] && [ "$(readlink "$tmp/link.json")" = real.json ] &&
-    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/real.json"; then
-    ok
-else
-    bad "--json through a symbolic link: the link was replaced, or its file not written"
-fi
-rm -f "$tmp/link.json" "$tmp/real.json"
-# A dangling link: its file is created, the link kept.
-ln -s made.json "$tmp/dangling.json"
-good dangling --quiet --json "$tmp/dangling.json" "$tmp/thr.npy"
-if [ -L "$tmp/dangling.json" ] && [ "$(readlink "$tmp/dangling.json")" = made.json ] &&
-    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/made.json"; then
-    ok
-else
-    bad "--json through a dangling link: the link was replaced, or its file not made"
-fi
-rm -f "$tmp/dangling.json" "$tmp/made.json"
+for target in real.json made.json; do
+    ln -s "$target" "$tmp/link.json"
+    good "link-$target" --quiet --json "$tmp/link.json" "$tmp/thr.npy"
+    if [ -L "$tmp/link.json" ] && [ "$(readlink "$tmp/link.json")" = "$target" ] &&
+        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/$target"; then
+        ok
+    else
+        bad "--json through a symbolic link to $target: the link was replaced, or its file not written"
+    fi
+    rm -f "$tmp/link.json" "$tmp/$target"
+done
 
 # --no-sqnr: the same counts without the SQNR (no key, no line).
 good nosqnr --no-sqnr --json - "$tmp/thr.npy"
