@@ -242,7 +242,8 @@ static bool same_file(const char *a, const char *b)
 void outfile_check(const char *const *outs, size_t n)
 {
     char **dest = cli_xcalloc(n ? n : 1, sizeof *dest);
-    for (size_t k = 0; k < n; k++) {
+    const char *twice = NULL, *also = NULL; /* an output named as an earlier one */
+    for (size_t k = 0; k < n && !twice; k++) {
         if (!outs[k] || strcmp(outs[k], "-") == 0)
             continue;
         dest[k] = destination(outs[k]);
@@ -252,17 +253,19 @@ void outfile_check(const char *const *outs, size_t n)
             dest[k] = NULL;
             continue;
         }
-        for (size_t j = 0; j < k; j++) {
-            if (!dest[j] || !same_file(dest[j], dest[k]))
-                continue;
-            if (strcmp(outs[j], outs[k]) == 0)
-                cli_die(CLI_EXIT_USAGE, "%s: is named for two outputs", outs[k]);
-            cli_die(CLI_EXIT_USAGE, "%s: is named for two outputs (also as %s)", outs[k], outs[j]);
-        }
+        for (size_t j = 0; j < k && !twice; j++)
+            if (dest[j] && same_file(dest[j], dest[k])) {
+                twice = outs[k];
+                also = strcmp(outs[j], outs[k]) ? outs[j] : NULL;
+            }
     }
     for (size_t k = 0; k < n; k++)
         free(dest[k]);
     free(dest);
+    if (twice && also)
+        cli_die(CLI_EXIT_USAGE, "%s: is named for two outputs (also as %s)", twice, also);
+    if (twice)
+        cli_die(CLI_EXIT_USAGE, "%s: is named for two outputs", twice);
 }
 
 /* Opens PATH, which write_in_place accepted, for writing. */
