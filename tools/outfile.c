@@ -244,7 +244,7 @@ void outfile_check(const char *const *outs, size_t n)
     char **dest = cli_xcalloc(n ? n : 1, sizeof *dest);
     const char *twice = NULL, *also = NULL; /* an output named as an earlier one */
     for (size_t k = 0; k < n && !twice; k++) {
-        if (!outs[k] || strcmp(outs[k], "-") == 0)
+        if (!outs[k] || cli_is_stdout(outs[k]))
             continue;
         dest[k] = destination(outs[k]);
         refuse_input(outs[k], dest[k]);
