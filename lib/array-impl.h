@@ -101,10 +101,14 @@ extern fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT];
  * away from zero has another class are decided by the SR rule (seed 0, 32
  * random bits, the element's index as counter).  Per format, the least
  * float32 magnitudes of each class above zero under RTZ and rounding
- * away, and the format's fields the rule needs. */
+ * away, and the format's fields the rule needs.  An element's bits under
+ * MASK are compared with the thresholds: its magnitude, or for a format
+ * without a sign its encoding, so that negative elements (NaN whatever
+ * the rounding) lie in no range. */
 typedef struct fpki_srkeys {
     int n, k;
     uint32_t tz[FPK_STATS_MAX_FORMATS][3], away[FPK_STATS_MAX_FORMATS][3];
+    uint32_t mask[FPK_STATS_MAX_FORMATS];
     int emin[FPK_STATS_MAX_FORMATS], man_bits[FPK_STATS_MAX_FORMATS];
 } fpki_srkeys;
 

@@ -596,7 +596,8 @@ FPKI_INLINE void fpki_srfix_any(const fpki_srkeys *k, const uint32_t *x, size_t 
         if (a == 0 || a >= FPKI_F32_INF)
             continue;
         for (int j = 0; j < k->n; j++) {
-            int lo = fpki_class_below(k->tz[j], a), hi = fpki_class_below(k->away[j], a);
+            uint32_t v = x[i] & k->mask[j];
+            int lo = fpki_class_below(k->tz[j], v), hi = fpki_class_below(k->away[j], v);
             if (lo == hi)
                 continue;
             uint32_t frac = fpki_sr_frac(a, k->k, k->emin[j], k->man_bits[j]);

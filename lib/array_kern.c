@@ -1075,15 +1075,17 @@ TARGET_AVX512 static void srfix_avx512(const fpki_srkeys *k, const uint32_t *x, 
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 live = first_lanes(n - i);
         /* zeros, infinities and NaNs lie in no range: away[0] > 0 */
-        __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i), mag);
+        __m512i raw = _mm512_maskz_loadu_epi32(live, x + i), a = _mm512_and_si512(raw, mag);
         __mmask16 may[FPK_STATS_MAX_FORMATS][3], any = 0;
-        for (int j = 0; j < k->n; j++)
+        for (int j = 0; j < k->n; j++) {
+            __m512i v = _mm512_and_si512(raw, _mm512_set1_epi32((int)k->mask[j]));
             for (int c = 0; c < 3; c++) {
                 may[j][c] = _mm512_mask_cmplt_epu32_mask(
-                    _mm512_cmpge_epu32_mask(a, _mm512_set1_epi32((int)k->away[j][c])), a,
+                    _mm512_cmpge_epu32_mask(v, _mm512_set1_epi32((int)k->away[j][c])), v,
                     _mm512_set1_epi32((int)k->tz[j][c]));
                 any |= may[j][c];
             }
+        }
         if (!any)
             continue;
         __m512i rnd = rnd16(seed_mix, index + i);

@@ -7,7 +7,8 @@
  * its magnitude alone and never decreases as the magnitude grows: three
  * float32 magnitudes, found once per call by bisection with the library's
  * own rounding, split the four.  (RUP and RDN round the two signs
- * differently: each sign has its three, compared against the whole
+ * differently, and a format without a sign makes every negative element
+ * NaN: then each sign has its three, compared against the whole
  * encoding.)  The counts are then how many elements lie below each
  * threshold, which vector compares count; the exponent histogram, zeros,
  * infinities and NaNs, and amax need nothing else.  Under SR an element
@@ -71,9 +72,10 @@ static double f32_value(uint32_t a)
     return x;
 }
 
-/* The thresholds of F at S's scale and options under MODE, for positive
- * elements (whose class is the negative ones' under the mirrored mode). */
-static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_round mode)
+/* The thresholds of F at S's scale and options under MODE, for the
+ * elements of sign SIGN (0 or F32_SIGN). */
+static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_round mode,
+                                  uint32_t sign)
 {
     fpk_ctx c = fpki_stats_ctx(s);
     c.round = mode;
@@ -83,7 +85,7 @@ static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_r
         uint32_t lo = k ? th.t[k - 1] : 1, hi = F32_INF;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
-            if (fpki_stats_classify(f, f32_value(mid), s->scale, &c) >= want)
+            if (fpki_stats_classify(f, f32_value(sign | mid), s->scale, &c) >= want)
                 hi = mid;
             else
                 lo = mid + 1;
@@ -105,29 +107,26 @@ typedef struct cached {
     fpk_format f; /* a copy: the caller's descriptor may not outlive the call */
     double scale;
     fpk_round mode;
+    uint32_t sign;
     bool ftz, saturate;
     thresholds t;
 } cached;
 
-static thresholds find_thresholds_cached(const fpk_stats *s, const fpk_format *f, fpk_round mode)
+static thresholds find_thresholds_cached(const fpk_stats *s, const fpk_format *f, fpk_round mode,
+                                         uint32_t sign)
 {
     static _Thread_local cached cache[CACHED];
     static _Thread_local unsigned next;
     for (int i = 0; i < CACHED; i++) {
         const cached *c = &cache[i];
         if (c->used && fpki_same_format(&c->f, f) && c->scale == s->scale && c->mode == mode &&
-            c->ftz == s->ftz && c->saturate == s->saturate)
+            c->sign == sign && c->ftz == s->ftz && c->saturate == s->saturate)
             return c->t;
     }
-    cached want = {true, *f, s->scale, mode, s->ftz, s->saturate, {{0}}};
-    want.t = find_thresholds(s, f, mode);
+    cached want = {true, *f, s->scale, mode, sign, s->ftz, s->saturate, {{0}}};
+    want.t = find_thresholds(s, f, mode, sign);
     cache[next++ % CACHED] = want;
     return want.t;
-}
-
-static fpk_round mirrored(fpk_round mode)
-{
-    return mode == FPK_RUP ? FPK_RDN : mode == FPK_RDN ? FPK_RUP : mode;
 }
 
 /* Whether S is 2^*K exactly. */
@@ -143,6 +142,18 @@ static bool power_of_two(double s, int *k)
     return true;
 }
 
+/* Whether S needs each sign's thresholds: RUP and RDN round the two signs
+ * differently, and a format without a sign makes negative elements NaN. */
+static bool by_sign(const fpk_stats *s)
+{
+    if (s->round == FPK_RUP || s->round == FPK_RDN)
+        return true;
+    for (int j = 0; j < s->nformats; j++)
+        if (!s->formats[j]->sign_mask)
+            return true;
+    return false;
+}
+
 static void make_plan(plan *p, fpk_stats *s)
 {
     memset(p, 0, sizeof *p);
@@ -150,7 +161,7 @@ static void make_plan(plan *p, fpk_stats *s)
     p->base = s->count;
     p->ctx = fpki_stats_ctx(s);
     p->sr = s->round == FPK_SR;
-    bool sign = s->round == FPK_RUP || s->round == FPK_RDN;
+    bool sign = by_sign(s);
     fpki_skeys *k = &p->keys;
     k->sign = sign;
     k->key[KEY_ZERO] = 1;
@@ -160,24 +171,26 @@ static void make_plan(plan *p, fpk_stats *s)
         k->key[KEY_NEG_FINITE] = F32_SIGN + F32_INF;
     }
     k->n = sign ? SIGN_FIRST : SYM_FIRST;
+    /* SR counts by RTZ's neighbour, then decides the elements whose
+     * neighbour away from zero has another class. */
+    fpk_round counted = p->sr ? FPK_RTZ : s->round;
     for (int j = 0; j < s->nformats; j++) {
         const fpk_format *f = s->formats[j];
-        /* SR counts by RTZ's neighbour; negative elements round under
-         * RUP as positive ones under RDN. */
-        thresholds t = find_thresholds_cached(s, f, p->sr ? FPK_RTZ : s->round);
+        thresholds t = find_thresholds_cached(s, f, counted, 0);
         memcpy(k->key + k->n, t.t, sizeof t.t);
         k->n += 3;
         if (sign) {
-            thresholds neg = find_thresholds_cached(s, f, mirrored(s->round));
+            thresholds neg = find_thresholds_cached(s, f, counted, F32_SIGN);
             for (int c = 0; c < 3; c++)
                 k->key[k->n++] = F32_SIGN + neg.t[c];
         }
         if (p->sr) {
-            thresholds away = find_thresholds_cached(s, f, FPK_RUP);
+            thresholds away = find_thresholds_cached(s, f, FPK_RUP, 0);
             memcpy(p->srkeys.tz[j], t.t, sizeof t.t);
             memcpy(p->srkeys.away[j], away.t, sizeof away.t);
             p->srkeys.emin[j] = f->emin;
             p->srkeys.man_bits[j] = f->man_bits;
+            p->srkeys.mask[j] = f->sign_mask ? F32_MAG : ~0u;
         }
     }
     p->srkeys.n = s->nformats;
@@ -201,8 +214,9 @@ static void sr_fixup(const plan *p, fpki_isa isa, const uint32_t *x, size_t n, u
         if (a == 0 || a >= F32_INF)
             continue;
         for (int j = 0; j < p->s->nformats; j++) {
-            int lo = fpki_class_below(p->srkeys.tz[j], a);
-            int hi = fpki_class_below(p->srkeys.away[j], a);
+            uint32_t v = x[i] & p->srkeys.mask[j];
+            int lo = fpki_class_below(p->srkeys.tz[j], v);
+            int hi = fpki_class_below(p->srkeys.away[j], v);
             if (lo == hi)
                 continue;
             c.sr_counter = index + i;
