@@ -139,6 +139,10 @@ golden e4m3-neg-inf -inf --fmt e4m3
 golden e4m3-neg-inf-sat -inf --fmt e4m3 --saturate
 golden fp16-1e999 1e999 --fmt fp16
 golden fp64-1e-400 1e-400 --fmt fp64
+# Exponents beyond MPFR's default range: still measured, not "exact".
+golden fp16-1e999999999 1e999999999 --fmt fp16
+golden fp16-neg-1e-999999999 -1e-999999999 --fmt fp16
+golden fp32-0x1p2147483648 0x1p2147483648
 golden e4m3-464 464 --fmt e4m3
 golden e4m3-465 465 --fmt e4m3
 golden e4m3-464-rna 464 --fmt e4m3 --round rna
@@ -296,6 +300,8 @@ usage_error 'unknown rounding mode "up"' 1 --round up
 usage_error 'wider than 64 bits' 0x10000000000000000 --fmt fp64
 usage_error '"1e"' 1e
 usage_error '"0x1p"' 0x1p
+usage_error 'exponent is beyond 2\^\+[0-9]+' 1e99999999999999999999999
+usage_error 'exponent is beyond 2\^-[0-9]+' 0x1p-99999999999999999999 --fmt fp16
 usage_error 'unexpected character "-" at offset 1 in "--fmt"' -- --fmt
 
 # No argument at all: the usage on stderr, status 2.

@@ -391,7 +391,13 @@ static void inspect(const char *arg, const opts *o)
          * read at a precision far beyond any format's. */
         mpfr_t x, z, d;
         mpfr_inits2(4096, x, z, d, (mpfr_ptr)0);
+        mpfr_clear_flags();
         mpfr_strtofr(x, arg, NULL, 0, MPFR_RNDN);
+        if (mpfr_overflow_p() || mpfr_underflow_p()) {
+            mpfr_clears(x, z, d, (mpfr_ptr)0);
+            cli_die(CLI_EXIT_USAGE, "%s: the exponent is beyond 2^%+ld, the range fpinspect measures rounding in",
+                    arg, (long)(mpfr_overflow_p() ? mpfr_get_emax() : mpfr_get_emin()));
+        }
         value_of(z, f, a);
         int dir = mpfr_nan_p(x) || mpfr_nan_p(z) ? 0 : mpfr_cmp(z, x);
         double re = rel_error(x, z);
@@ -706,6 +712,10 @@ static bool is_value(const char *arg)
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
+    /* the reference holds any exponent a value can be written with, short
+     * of 2^(2^62) */
+    mpfr_set_emax(mpfr_get_emax_max());
+    mpfr_set_emin(mpfr_get_emin_min());
     opts o = {.fmt = &fpk_fp32, .ctx = fpk_ctx_default()};
     const char *info_fmt = NULL, *table_fmt = NULL;
     bool list_formats = false;
