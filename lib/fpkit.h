@@ -429,9 +429,11 @@ typedef struct fpk_stats {
  * S (1 for none; finite and positive) and the mode, ftz and saturate of C. */
 void fpk_stats_init(fpk_stats *s, const fpk_format *const *formats, int n, double scale,
                     const fpk_ctx *c);
-/* Adds X[0..N-1].  Under FPK_SR the rounding of the k-th element added
- * since init uses seed 0 and counter k in every format, so chunking does not
- * change the result (merged shards each count from 0). */
+/* Adds X[0..N-1].  Under FPK_SR an element is rounded with seed 0 and
+ * S->count as it is added as the counter (k for the k-th element since
+ * init), in every format, so chunking does not change the result; merged
+ * shards each count from 0, unless the caller sets count to a shard's
+ * offset in the whole before adding it (and subtracts it after). */
 void fpk_stats_add(fpk_stats *s, const double *x, size_t n);
 /* INTO += FROM; false (and no change) unless both have the same formats,
  * scale and options. */
@@ -511,9 +513,9 @@ bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const 
  * of these, caps the choice. */
 const char *fpk_array_isa(void);
 
-/* fpk_stats_add for N elements of dtype T at X: the same statistics (the
- * k-th element added since init keeping counter k under FPK_SR), in one
- * pass over the elements for every format.  Fast for every dtype but f64. */
+/* fpk_stats_add for N elements of dtype T at X: the same statistics (and
+ * under FPK_SR the same counters, from S->count on), in one pass over the
+ * elements for every format.  Fast for every dtype but f64. */
 void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int threads);
 
 /* Reads elements FIRST .. FIRST+N-1 of tensor I of D once and adds them to

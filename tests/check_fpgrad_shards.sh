@@ -1,9 +1,10 @@
 #!/bin/sh
 # fpgrad --shards: two tensors split across three rank files (named
 # ...rankK... and, again, ...-0000K-of-00003...), reported as one row each,
-# must give what the unsplit tensors in one file give, --scale auto
-# included: every count, histogram, amax and scale exactly, the SQNR to
-# 1e-12 (the shards' error sums are added in order), the total exactly.
+# must give what the unsplit tensors in one file give, --scale auto and SR
+# included (eleven shards too, rank10 after rank9): every count, histogram,
+# amax and scale exactly, the SQNR to 1e-12 (the shards' error sums are
+# added in order), in the rows and in the total.
 # Partials of the shards merged with --shards give the same JSON, byte for
 # byte.  Shards of one tensor in two dtypes are refused.  Skipped (77)
 # where neither python3 nor /usr/bin/python3 imports numpy.
@@ -38,12 +39,15 @@ def safetensors(path, tensors):
 
 tmp = sys.argv[1]
 rng = np.random.default_rng(3)
-a = rng.standard_normal(3000) * 10.0 ** rng.uniform(-9, 4, 3000)
+a = rng.standard_normal(30000) * 10.0 ** rng.uniform(-9, 4, 30000)
 a[::5] = 0
 a[7] = np.inf
 b = rng.standard_normal(999) * 1e-6
-for d in ("rank", "of", "mixed"):
+for d in ("rank", "of", "mixed", "many"):
     os.makedirs(os.path.join(tmp, d))
+# eleven shards: rank10 comes after rank9, not after rank1
+for k, pa in enumerate(np.array_split(a, 11)):
+    safetensors(os.path.join(tmp, "many", "grads-rank%d.safetensors" % k), [("a", "<f4", pa)])
 for k, (pa, pb) in enumerate(zip(np.array_split(a, 3), np.array_split(b, 3))):
     safetensors(os.path.join(tmp, "rank", "grads-rank%d.safetensors" % k),
                 [("a", "<f4", pa), ("b", "<f4", pb)])
@@ -52,30 +56,37 @@ for k, (pa, pb) in enumerate(zip(np.array_split(a, 3), np.array_split(b, 3))):
     safetensors(os.path.join(tmp, "mixed", "grads-rank%d.safetensors" % k),
                 [("a", "<f2" if k == 2 else "<f4", pa)])
 safetensors(os.path.join(tmp, "whole.safetensors"), [("a", "<f4", a), ("b", "<f4", b)])
+safetensors(os.path.join(tmp, "whole-a.safetensors"), [("a", "<f4", a)])
 EOF
 
-good whole --scale auto --json - "$tmp/whole.safetensors"
-for d in rank of; do
-    good "$d" --shards --scale auto --json - "$tmp/$d"
-    if "$py" - "$tmp/$d.out" "$tmp/whole.out" <<'EOF'
+# Under SR too: a shard's elements take their counters in the whole tensor.
+for mode in rne sr; do
+    good "whole-$mode" --round $mode --scale auto --json - "$tmp/whole.safetensors"
+    good "whole-a-$mode" --round $mode --scale auto --json - "$tmp/whole-a.safetensors"
+    for d in rank of many; do
+        whole=whole-$mode names='["a", "b"]'
+        if [ $d = many ]; then whole=whole-a-$mode names='["a"]'; fi
+        good "$d-$mode" --shards --round $mode --scale auto --json - "$tmp/$d"
+        if "$py" - "$tmp/$d-$mode.out" "$tmp/$whole.out" "$names" <<'EOF'
 import json, sys
 s, w = (json.load(open(p)) for p in sys.argv[1:3])
-assert [t["name"] for t in s["tensors"]] == ["a", "b"], s["tensors"]
-for x, y in zip(s["tensors"], w["tensors"]):
-    assert "*" in x["file"], x["file"]
+assert [t["name"] for t in s["tensors"]] == json.loads(sys.argv[3]), s["tensors"]
+def same(x, y, skip):
     for k in x:
-        if k in ("file", "formats"):
-            continue
-        assert x[k] == y[k], (x["name"], k, x[k], y[k])
+        if k not in skip + ("formats",):
+            assert x[k] == y[k], (x.get("name", "total"), k, x[k], y[k])
     for f in x["formats"]:
         fx, fy = dict(x["formats"][f]), dict(y["formats"][f])
         qx, qy = fx.pop("sqnr_db"), fy.pop("sqnr_db")
-        assert fx == fy, (x["name"], f, fx, fy)
+        assert fx == fy, (x.get("name", "total"), f, fx, fy)
         assert (qx is None and qy is None) or abs(qx - qy) <= 1e-12 * abs(qy), (qx, qy)
-s["total"].pop("files"), w["total"].pop("files")
-assert s["total"] == w["total"], "totals differ"
+for x, y in zip(s["tensors"], w["tensors"]):
+    assert "*" in x["file"], x["file"]
+    same(x, y, ("file",))
+same(s["total"], w["total"], ("files",))
 EOF
-    then ok; else bad "$d: --shards differs from the unsplit tensors"; fi
+        then ok; else bad "$d: --shards --round $mode differs from the unsplit tensors"; fi
+    done
 done
 
 # Partials of the shards, merged with --shards: the same JSON.

@@ -226,6 +226,21 @@ static void fail(pool *p, int status, const char *msg)
     pthread_mutex_unlock(&p->lock);
 }
 
+/* S[0..N-1] := counting from BASE, or back from it: fpk_stats rounds an
+ * element under SR with its count as the counter, so a shard's elements
+ * take their counters in the whole tensor. */
+static void count_from(fpk_stats *s, int n, uint64_t base)
+{
+    for (int k = 0; k < n; k++)
+        s[k].count = base;
+}
+
+static void uncount(fpk_stats *s, int n, uint64_t base)
+{
+    for (int k = 0; k < n; k++)
+        s[k].count -= base;
+}
+
 static void stats_at(fpk_stats *s, const fpk_format *const *formats, int n, int log2,
                      fpk_round mode)
 {
@@ -298,6 +313,7 @@ static share *shares_new(pool *p, fpk_dump *d, size_t i, int nt)
         sh[k] = (share){.p = p, .d = d, .tensor = p->jobs[i].tensor, .k = k, .step = nt,
                         .ok = true};
         grad_quant_init(&sh[k].q, p->run, fpk_dump_tensor(d, sh[k].tensor));
+        sh[k].q.sr_base = p->run->rows[i].sr_base;
         sh[k].sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sh[k].sums);
         sh[k].x = cli_xcalloc(piece, sizeof *sh[k].x);
         sh[k].x32 = cli_xcalloc(piece, sizeof *sh[k].x32);
@@ -421,6 +437,7 @@ static bool read_once(share *sh, int nt, fpk_stats *st)
     fpk_stats *own = cli_xcalloc((size_t)nt, sizeof *own);
     for (int k = 0; k < nt; k++) {
         own[k] = *st;
+        own[k].count = 0; /* its own elements, merged into ST's */
         sh[k].st = k ? &own[k] : st;
     }
     shares_run(sh, nt, read_once_share);
@@ -475,12 +492,14 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     fpk_ctx c = fpk_ctx_default();
     c.round = run->round;
     fpk_stats_init(&st[0], run->formats, run->nformats, run->scale, &c);
+    count_from(st, 1, r->sr_base);
     bool errors = grad_second_read(run);
     int nt = p->inner > 0 ? p->inner : 1;
     bool once = errors && (nt == 1 || run->round != FPK_SR) &&
                 fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
     share *sh = errors ? shares_new(p, d, i, nt) : NULL;
     bool ok = once ? read_once(sh, nt, &st[0]) : feed(p, d, p->jobs[i].tensor, r->count, st, 1);
+    uncount(st, 1, r->sr_base);
     if (ok)
         grad_row_set_stats(r, &st[0]);
     if (ok && errors && !once)
@@ -522,8 +541,10 @@ static bool pass2(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
         fp8_at[j] = ns;
         stats_at(&st[ns++], &run->formats[j], 1, r->amax_scale[j].log2, run->round);
     }
+    count_from(st, ns, r->sr_base);
     if (!feed(p, d, p->jobs[i].tensor, r->count, st, ns))
         return false;
+    uncount(st, ns, r->sr_base);
     memcpy(r->loss.fmt, st[0].fmt, sizeof r->loss.fmt);
     for (int j = 0; j < run->nformats; j++)
         if (grad_has_amax_scale(run->formats[j]))
@@ -625,7 +646,7 @@ static void analyse(opts *o, const cli_files *fs)
     uint64_t elements;
     job *jobs = list_tensors(o, fs, &elements);
     if (o->shards) /* the shards of a tensor must agree: said before any reading */
-        free(grad_shard_groups(run, &(size_t){0}));
+        grad_shard_bases(run);
     bool *mine = NULL;
 #ifdef FPGRAD_MPI
     /* Whole files shared out among the ranks by their elements. */

@@ -32,6 +32,8 @@ typedef struct grad_row {
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
     uint64_t count, zeros, nonfinite;
+    uint64_t sr_base; /* SR's counter of its first element: its offset in
+                         the whole tensor (--shards), else 0 */
     double amax;   /* largest finite |x|, 0 if none */
     int hist_min;  /* floor(log2|x|) of hist[0] */
     size_t hist_n; /* bins from the first nonzero one to the last */
@@ -120,6 +122,10 @@ char *grad_shard_key(const char *file);
  * of their first rows (*NGROUPS of them); dies with status 2 if the
  * shards of one tensor differ in dtype. */
 size_t *grad_shard_groups(const grad_run *run, size_t *ngroups);
+/* Every row's sr_base := the elements of its tensor's shards before it,
+ * by shard index, so that SR counts a split tensor's elements as the whole
+ * tensor's; dies as grad_shard_groups. */
+void grad_shard_bases(grad_run *run);
 /* Every row's amax := that of its logical tensor, so that --scale auto
  * scales the shards of one tensor alike. */
 void grad_shard_amax(grad_run *run);
@@ -143,6 +149,7 @@ typedef struct grad_quant {
     const grad_run *run;
     uint64_t rowlen;    /* elements of the innermost dimension in storage order */
     uint64_t pos, left; /* elements read so far, and still to read */
+    uint64_t sr_base;   /* SR's counter of the first element */
     bool exact32;       /* every element is a float32 value */
 } grad_quant;
 void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t);

@@ -164,7 +164,7 @@ static fpk_ctx quant_ctx(const grad_quant *q, uint64_t i)
 {
     fpk_ctx c = fpk_ctx_default();
     c.round = q->run->round;
-    c.sr_counter = q->pos + i;
+    c.sr_counter = q->sr_base + q->pos + i;
     return c;
 }
 

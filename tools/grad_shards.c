@@ -6,12 +6,13 @@
 #include "cli.h"
 #include "grad.h"
 
-char *grad_shard_key(const char *file)
+/* The shard index in FILE's name: *DIGITS up to *END; false if none. */
+static bool find_index(const char *file, const char **digits, const char **end)
 {
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     /* The last "<digits>-of-<digits>", else the last "rank<digits>". */
-    const char *digits = NULL, *end = NULL;
+    *digits = *end = NULL;
     for (const char *p = base; *p; p++) {
         if (*p < '0' || *p > '9' || (p > base && p[-1] >= '0' && p[-1] <= '9'))
             continue;
@@ -19,14 +20,20 @@ char *grad_shard_key(const char *file)
         while (*q >= '0' && *q <= '9')
             q++;
         if (strncmp(q, "-of-", 4) == 0 && q[4] >= '0' && q[4] <= '9') {
-            digits = p;
-            end = q;
-        } else if (!(digits && end[0] == '-') && p - base >= 4 && strncmp(p - 4, "rank", 4) == 0) {
-            digits = p;
-            end = q;
+            *digits = p;
+            *end = q;
+        } else if (!(*digits && (*end)[0] == '-') && p - base >= 4 && strncmp(p - 4, "rank", 4) == 0) {
+            *digits = p;
+            *end = q;
         }
     }
-    if (!digits)
+    return *digits != NULL;
+}
+
+char *grad_shard_key(const char *file)
+{
+    const char *digits, *end;
+    if (!find_index(file, &digits, &end))
         return cli_strf("%s", file);
     return cli_strf("%.*s*%s", (int)(digits - file), file, end);
 }
@@ -88,6 +95,48 @@ size_t *grad_shard_groups(const grad_run *run, size_t *ngroups)
     free(first);
     *ngroups = ng;
     return group;
+}
+
+/* A row's place among its tensor's shards: by shard index (as a number:
+ * rank2 before rank10), then by row. */
+typedef struct place {
+    size_t group;
+    const char *digits; /* the index, without leading zeros */
+    size_t len, row;
+} place;
+
+static int by_place(const void *a, const void *b)
+{
+    const place *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    int c = strncmp(x->digits, y->digits, x->len);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+void grad_shard_bases(grad_run *run)
+{
+    size_t ng, n = run->nrows, *group = grad_shard_groups(run, &ng);
+    place *pl = cli_xcalloc(n ? n : 1, sizeof *pl);
+    for (size_t i = 0; i < n; i++) {
+        const char *digits = "", *end = digits;
+        find_index(run->rows[i].file, &digits, &end);
+        while (*digits == '0' && digits + 1 < end)
+            digits++;
+        pl[i] = (place){group[i], digits, (size_t)(end - digits), i};
+    }
+    qsort(pl, n, sizeof *pl, by_place);
+    uint64_t before = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || pl[i].group != pl[i - 1].group)
+            before = 0;
+        run->rows[pl[i].row].sr_base = before;
+        before += run->rows[pl[i].row].count;
+    }
+    free(pl);
+    free(group);
 }
 
 void grad_shard_amax(grad_run *run)
