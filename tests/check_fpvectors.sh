@@ -320,8 +320,13 @@ error both 2 '--level, --exhaustive and -n: give one of them' --op add --fmt fp1
 error level 2 'option --level: "3" is not an integer from 1 to 2' --op add --fmt fp16 --level 3
 error n0 2 'option -n: "0" is not an integer from 1' --op add --fmt fp16 -n 0
 error operand 2 'unexpected operand "x"' --op add --fmt fp16 x
+error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --op add --fmt fp16 --threads 0
 as_verify
 error show 2 'option --show: "-1" is not an integer' --op add --fmt fp16 --show -1
+error vthreads0 2 'option --threads: "0" is not an integer from 1 to 1024' --op add --fmt fp16 --threads 0
+
+# --threads, as every tool takes it, changes nothing.
+roundtrip threads --op mul --fmt e5m2 --threads 2 -- --level 2
 
 # The man pages' examples run, in a directory with the example converter
 # at tests/vectors/e4m3cvt and the tools first in PATH, and exit as the

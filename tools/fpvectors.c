@@ -595,7 +595,7 @@ int main(int argc, char **argv)
     bool all = false;
     uint64_t n = 0, seed = 1;
     static const char *const with_value[] = {"--op", "--fmt", "--to", "--round", "--tininess",
-                                             "--level", "-n", "--seed", NULL};
+                                             "--level", "-n", "--seed", "--threads", NULL};
     cli_args a = {.argc = argc, .argv = argv, .tool = "fpvectors", .with_value = with_value};
     for (int kind; (kind = cli_next(&a)) != CLI_END;) {
         if (kind == CLI_OPERAND)

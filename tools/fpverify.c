@@ -175,7 +175,8 @@ int main(int argc, char **argv)
     verifier v = {.s = {.ctx = fpk_ctx_default()}, .with_flags = true, .show = 10};
     const char **files = cli_xcalloc((size_t)argc, sizeof *files);
     int nfiles = 0;
-    static const char *const with_value[] = {"--op", "--fmt", "--to", "--round", "--tininess", "--show", NULL};
+    static const char *const with_value[] = {"--op", "--fmt", "--to", "--round", "--tininess", "--show",
+                                             "--threads", NULL};
     cli_args a = {.argc = argc, .argv = argv, .tool = "fpverify", .with_value = with_value};
     for (int kind; (kind = cli_next(&a)) != CLI_END;) {
         if (kind == CLI_OPERAND) {

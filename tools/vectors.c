@@ -61,6 +61,8 @@ bool vec_option(vec_spec *s, const char *name, const char *value)
         s->ctx.daz = true;
     } else if (strcmp(name, "--saturate") == 0) {
         s->ctx.saturate = true;
+    } else if (strcmp(name, "--threads") == 0) {
+        cli_parse_threads(value); /* one line at a time: one thread */
     } else {
         return false;
     }

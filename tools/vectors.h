@@ -59,7 +59,7 @@ bool vec_option(vec_spec *s, const char *name, const char *value);
 
 /* The usage and help text of those options, for the tools' --help. */
 #define VEC_USAGE_COMMON "--op OP --fmt FMT [--to FMT] [--round MODE]\n" \
-    "                 [--tininess before|after] [--ftz] [--daz] [--saturate]"
+    "                 [--tininess before|after] [--ftz] [--daz] [--saturate] [--threads N]"
 #define VEC_HELP_COMMON                                                                    \
     "  --op OP         add, sub, mul, div, fma, sqrt, convert, eq, lt, le,\n"                  \
     "                  eq_signaling, lt_signaling, le_signaling, to_int, from_int\n"           \
@@ -69,7 +69,8 @@ bool vec_option(vec_spec *s, const char *name, const char *value);
     "  --tininess WHEN underflow's tininess: after (default) or before rounding\n"             \
     "  --ftz           flush subnormal results to zero\n"                                      \
     "  --daz           read subnormal operands as zero\n"                                      \
-    "  --saturate      overflow and infinite results give the largest finite value\n"
+    "  --saturate      overflow and infinite results give the largest finite value\n"  \
+    "  --threads N     as for every fpkit tool (1 to 1024); the cases take one\n"
 
 /* Checks that S names an operation and a format, and --to exactly for
  * convert; exits with status 2 otherwise. */
