@@ -267,6 +267,7 @@ printf '3F800000 38 40\n' >"$tmp/m5"
 printf '\n' >"$tmp/m6"
 printf '3F800001 0000 00\n' >"$tmp/m7"
 printf '3C00 3C00 2 00\n' >"$tmp/m8"
+printf '3F800000 38 00\n3F800000 38 00\000 garbage\n' >"$tmp/m9" # a NUL ends no line
 : >"$tmp/empty"
 cvt="--op convert --fmt fp32 --to e4m3"
 # shellcheck disable=SC2086
@@ -282,6 +283,7 @@ cvt="--op convert --fmt fp32 --to e4m3"
     error mal9 2 'm1:1: more than 2 fields, expected a result$' $cvt --no-flags "$tmp/m1"
     error mal10 2 'no cases' $cvt "$tmp/empty"
     error mal11 2 'nosuch' $cvt "$tmp/nosuch"
+    error mal12 2 'm9:2: a NUL byte at column 15' $cvt "$tmp/m9"
 }
 # Stdin is named "stdin".
 rc=0

@@ -162,6 +162,10 @@ static void check_stream(verifier *v, FILE *in, const char *name)
             line[--n] = '\0';
         if (n > 0 && line[n - 1] == '\r')
             line[--n] = '\0';
+        size_t len = strlen(line);
+        if (len < (size_t)n)
+            cli_die(CLI_EXIT_USAGE, "%s:%" PRIu64 ": a NUL byte at column %zu; expected hexadecimal fields",
+                    name, lineno, len + 1);
         check_line(v, name, lineno, line);
     }
     if (ferror(in))
