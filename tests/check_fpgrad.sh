@@ -405,6 +405,10 @@ error option 2 'unknown option "--bogus"' --bogus "$tmp/thr.npy"
 error needsarg 2 'option --json needs an argument' "$tmp/thr.npy" --json
 error noarg 2 'option --quiet takes no argument' --quiet=1 "$tmp/thr.npy"
 error threads 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$tmp/thr.npy"
+error threads-space 2 'option --threads: " 2" is not an integer' --threads ' 2' "$tmp/thr.npy"
+error threads-plus 2 'option --threads: "\+2" is not an integer' --threads +2 "$tmp/thr.npy"
+error emptyfmt 2 'option --formats: an empty name in "fp16,,bf16"' --formats fp16,,bf16 "$tmp/thr.npy"
+error emptyfmt-end 2 'option --formats: an empty name in "fp16,"' --formats fp16, "$tmp/thr.npy"
 error shape 2 'give --dtype too' --shape 4 "$tmp/thr.npy"
 error shape-empty 2 'option --shape: "" is not a dimension \(a count from 0\) in "6,,6"' --dtype f64 --shape 6,,6 "$tmp/thr.npy"
 error shape-size 2 'thr\.npy: .*5, 5' --dtype f64 --shape 5,5 "$tmp/thr.npy"
@@ -457,6 +461,16 @@ good help --help
 has help '^usage: fpgrad '
 good version --version
 has version '^fpgrad \(fpkit [0-9]'
+# ... and a failed write of them is an error.
+for opt in --help --version; do
+    rc=0
+    "$FPGRAD" $opt >/dev/full 2>"$tmp/full.err" || rc=$?
+    if [ "$rc" -eq 3 ] && grep -q '^fpgrad: writing the output failed' "$tmp/full.err"; then
+        ok
+    else
+        bad "$opt into /dev/full: status $rc: $(cat "$tmp/full.err")"
+    fi
+done
 
 # The usage lines of --help are the SYNOPSIS of the man page.
 synopsis "$manpage" "$tmp/help.out"

@@ -283,6 +283,7 @@ usage_error 'not a hexadecimal digit' 0xZZ
 usage_error "wider than fp16's 16 bits" 0x1ffff --fmt fp16
 usage_error 'unknown format "fp17"; known formats: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2' 1 --fmt fp17
 usage_error 'unknown format "x"; known formats: fp64,' 1 --to fp16,x
+usage_error 'option --to: an empty name in "fp16,,e4m3"' 1 --to fp16,,e4m3
 usage_error 'unknown format "fp99"; known formats: fp64,' --info fp99
 usage_error 'empty value' ''
 usage_error '"1\.5x"' 1.5x

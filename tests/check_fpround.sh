@@ -236,6 +236,7 @@ error seeds 2 'option --seeds applies to --sum and --dot only' --seeds 4 "$tmp/t
 error seeds0 2 'option --seeds: "0" is not an integer from 1 to 100000' --sum --seeds 0 "$tmp/tenth.npy"
 error badround 2 'unknown rounding mode "up"' --round rne,up "$tmp/tenth.npy"
 error tworound 2 'option --round: rne is named twice' --round rne,RNE "$tmp/tenth.npy"
+error emptyround 2 'option --round: an empty name in "rne,"' --round rne, "$tmp/tenth.npy"
 error badfmt 2 'unknown format "fp17"' --formats fp17 "$tmp/tenth.npy"
 error missing 2 'nosuch\.npy: cannot open' "$tmp/nosuch.npy"
 error nomatch 2 'no tensors to analyse: --match matched none of the 3 found' --match '^x' "$tmp/dot.safetensors"

@@ -1,5 +1,6 @@
 /* Helpers shared by the fpkit tools. */
 #define _GNU_SOURCE /* vasprintf */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -171,7 +172,8 @@ long long cli_parse_int(const char *opt, const char *s, long long min, long long
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v < min || v > max)
+    bool digits = isdigit((unsigned char)s[s[0] == '-']); /* no space, no '+' */
+    if (!digits || *end || errno || v < min || v > max)
         cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %lld to %lld", opt, s,
                 min, max);
     return v;
@@ -207,12 +209,34 @@ void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compil
         *compiled = true;
 }
 
+char **cli_split_names(const char *opt, const char *list, int *n)
+{
+    size_t len = strlen(list), parts = 1;
+    for (const char *p = list; *p; p++)
+        parts += *p == ',';
+    char **names = cli_xcalloc(1, (parts + 1) * sizeof *names + len + 1);
+    char *copy = memcpy(names + parts + 1, list, len + 1);
+    for (size_t k = 0; k < parts; k++) {
+        names[k] = copy;
+        copy += strcspn(copy, ",");
+        *copy++ = '\0';
+        if (!*names[k]) {
+            free(names);
+            cli_die(CLI_EXIT_USAGE, "option %s: an empty name in \"%s\"; expected NAME[,NAME...]",
+                    opt, list);
+        }
+    }
+    *n = (int)parts;
+    return names;
+}
+
 int cli_parse_formats_with(const char *opt, const char *list, const fpk_format **formats, int max,
                            const fpk_format *(*lookup)(const char *name))
 {
-    char *copy = cli_strf("%s", list), *save = NULL;
-    int n = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int n = 0, count;
+    char **names = cli_split_names(opt, list, &count);
+    for (int k = 0; k < count; k++) {
+        const char *t = names[k];
         const fpk_format *f = lookup ? lookup(t) : NULL;
         if (!f)
             f = cli_format(t);
@@ -223,9 +247,7 @@ int cli_parse_formats_with(const char *opt, const char *list, const fpk_format *
             cli_die(CLI_EXIT_USAGE, "option %s: at most %d formats", opt, max);
         formats[n++] = f;
     }
-    free(copy);
-    if (!n)
-        cli_die(CLI_EXIT_USAGE, "option %s: no format named in \"%s\"", opt, list);
+    free(names);
     return n;
 }
 
@@ -280,6 +302,8 @@ bool cli_help_version(const char *name, const char *tool, const char *usage, con
         printf("%s (%s)\n", tool, fpk_version());
     else
         return false;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_die(CLI_EXIT_INTERNAL, "writing the output failed: %s", strerror(errno));
     return true;
 }
 

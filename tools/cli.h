@@ -63,8 +63,8 @@ char *cli_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * when memory runs out. */
 void *cli_xcalloc(size_t n, size_t size);
 
-/* The value S of option OPT as a decimal integer in [MIN, MAX], or an exit
- * with status 2. */
+/* The value S of option OPT as a decimal integer in [MIN, MAX] (digits,
+ * an optional '-' first), or an exit with status 2. */
 long long cli_parse_int(const char *opt, const char *s, long long min, long long max);
 
 /* The value S of --threads: the most threads a tool works with, 1 to
@@ -87,6 +87,10 @@ void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compil
  * FORMATS[0 .. count-1]; returns the count, from 1 to MAX.  Exits with
  * status 2 on an unknown or repeated name, more than MAX names, or none. */
 int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
+/* LIST, option OPT's value, split at its commas into *N names: a malloc'd
+ * array holding the names too (one free).  An empty name (",fp16",
+ * "fp16,,bf16", "rne,") is an exit with status 2. */
+char **cli_split_names(const char *opt, const char *list, int *n);
 /* The same, a name first looked up with LOOKUP (a tool's own formats; NULL
  * for none) and then among the library's. */
 int cli_parse_formats_with(const char *opt, const char *list, const fpk_format **formats, int max,

@@ -687,17 +687,11 @@ static void add_targets(opts *o, const char *list)
             add_target(o, *f);
         return;
     }
-    for (const char *p = list;; p++) {
-        size_t len = strcspn(p, ",");
-        if (len == 0)
-            cli_die(CLI_EXIT_USAGE, "--to \"%s\": empty format name in the list", list);
-        char *name = cli_strf("%.*s", (int)len, p);
-        add_target(o, cli_format(name));
-        free(name);
-        p += len;
-        if (!*p)
-            break;
-    }
+    int n;
+    char **names = cli_split_names("--to", list, &n);
+    for (int k = 0; k < n; k++)
+        add_target(o, cli_format(names[k]));
+    free(names);
 }
 
 /* Whether ARG looks like a value rather than an option: "-3e-8", "-inf". */

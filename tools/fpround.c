@@ -91,19 +91,18 @@ bool fr_fp32_holds(const fpk_format *f)
 
 static void parse_rounds(opts *o, const char *list)
 {
-    char *copy = cli_strf("%s", list), *save = NULL;
     fr_run *run = &o->run;
+    int count;
+    char **names = cli_split_names("--round", list, &count);
     run->nmodes = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        fpk_round m = cli_round(t);
+    for (int k = 0; k < count; k++) {
+        fpk_round m = cli_round(names[k]);
         for (int j = 0; j < run->nmodes; j++)
             if (run->modes[j] == m)
                 cli_die(CLI_EXIT_USAGE, "option --round: %s is named twice", fpk_round_name(m));
         run->modes[run->nmodes++] = m;
     }
-    free(copy);
-    if (!run->nmodes)
-        cli_die(CLI_EXIT_USAGE, "option --round: no mode named in \"%s\"", list);
+    free(names);
 }
 
 static fpk_dump *open_dump(const opts *o, const char *path)
