@@ -256,6 +256,11 @@ good fp8-e5m2 --json - --fp8 --fp8-format e5m2 --history 2 "$tmp/fp8"
 check fp8-e5m2 'd["params"]["fp8_max"] == 57344
     and tcol("grad/w", "scale") == [1, 57344, 14336, 7168, 7168, 114688]
     and tcol("grad/w", "saturated") == [0, 2, 1, 0, 0, 0]'
+# A series of .npy files: one tensor, its step number made *, one history.
+good fp8-npy --json - --fp8 --history 2 --match . "$tmp/names"
+check fp8-npy 'list(T) == ["g-*.npy"] and len(T["g-*.npy"]) == 14
+    and tcol("g-*.npy", "history") == [0, 1] + [2] * 12 and tcol("g-*.npy", "scale")[0] == 1
+    and all(s != 1 for s in tcol("g-*.npy", "scale")[1:])'
 good fp8-text --fp8 --history 2 --match '^grad/w$' "$tmp/fp8"
 has fp8-text '^FP8 delayed scaling in e4m3 \(max 448\): history 2, margin 0$' \
     '^ +2 +448 +1 +4 +66\.67 +33\.33  grad/w$' \

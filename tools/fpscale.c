@@ -97,6 +97,22 @@ static bool parse_step(const char *s, size_t n, int64_t *step)
     return true;
 }
 
+/* The last run of digits in the base name of PATH: *START up to *END;
+ * false if none. */
+static bool last_number(const char *path, const char **start, const char **end)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    *start = *end = NULL;
+    for (const char *p = base; *p; p++)
+        if (*p >= '0' && *p <= '9') {
+            if (!*end || p != *end)
+                *start = p;
+            *end = p + 1;
+        }
+    return *start != NULL;
+}
+
 /* The step of the file F, opened as D: __metadata__ step, else the last
  * run of digits in its base name; dies with status 2 if there is none. */
 static void file_step(scale_file *f, const fpk_dump *d)
@@ -109,16 +125,8 @@ static void file_step(scale_file *f, const fpk_dump *d)
         f->step_from_metadata = true;
         return;
     }
-    const char *base = strrchr(f->path, '/');
-    base = base ? base + 1 : f->path;
-    const char *end = NULL, *start = NULL;
-    for (const char *p = base; *p; p++)
-        if (*p >= '0' && *p <= '9') {
-            if (!end || p != end)
-                start = p;
-            end = p + 1;
-        }
-    if (!start)
+    const char *start, *end;
+    if (!last_number(f->path, &start, &end))
         cli_die(CLI_EXIT_USAGE,
                 "%s: no step number: no __metadata__ step and no number in the file name; "
                 "name the files by step (step-000042.npy)",
@@ -364,6 +372,18 @@ static void fp8_scale(const scale_run *run, history *h, fp8_entry *e)
     e->scale = h->scale;
 }
 
+/* The name under which tensor NAME of D keeps its amax history: a .npy
+ * file's one tensor is named after its file, step number included, so
+ * there the number is made "*" (g-7.npy and g-10.npy: one tensor, g-*.npy,
+ * at two steps). */
+static char *series_name(const fpk_dump *d, const char *name)
+{
+    const char *start, *end;
+    if (strcmp(fpk_dump_kind(d), "npy") != 0 || !last_number(name, &start, &end))
+        return cli_strf("%s", name);
+    return cli_strf("%.*s*%s", (int)(start - name), name, end);
+}
+
 /* FP8 mode: each matched tensor cast at its delayed scale. */
 static void replay_fp8(opts *o)
 {
@@ -381,10 +401,12 @@ static void replay_fp8(opts *o)
             const fpk_tensor *ten = fpk_dump_tensor(d, t);
             if (!matches(o, ten))
                 continue;
+            char *series = series_name(d, ten->name);
             for (size_t j = 0; j < st->n; j++)
-                if (strcmp(st->t[j].name, ten->name) == 0)
-                    cli_die(CLI_EXIT_USAGE, "%s: tensor %s twice", f->path, ten->name);
-            history *h = history_of(&hs, &nh, &caph, ten->name, run->history);
+                if (strcmp(st->t[j].name, series) == 0)
+                    cli_die(CLI_EXIT_USAGE, "%s: tensor %s twice", f->path, series);
+            history *h = history_of(&hs, &nh, &caph, series, run->history);
+            free(series);
             fp8_entry *e = &st->t[st->n++];
             e->name = h->name;
             fp8_scale(run, h, e);
