@@ -195,6 +195,20 @@ error steps 2 'not an integer' --steps 0 "$tmp/facts.safetensors"
 error missing 2 'facts.nope' "$tmp/facts.nope"
 error ext 2 'must end in .png or .svg' --plot "$tmp/x.pdf" "$tmp/facts.safetensors"
 error option 2 'unknown option' --frobnicate "$tmp/facts.safetensors"
+# An output is never an input, paired or not: a lone .npy beside the
+# pairs, a dump --match leaves out.
+mkdir "$tmp/lone"
+cp "$tmp/facts.safetensors" "$tmp/w/a.npy" "$tmp/lone/"
+cp "$tmp/steps.safetensors" "$tmp/lone/other.safetensors" # weight/k, update/k
+sum_before=$(cksum "$tmp/lone/a.npy" "$tmp/lone/other.safetensors")
+error lone 2 'a\.npy: is an input; fpswamp does not write over its inputs' --json "$tmp/lone/a.npy" "$tmp/lone"
+error unmatched 2 'other\.safetensors: is an input' --match '^a$' --json "$tmp/lone/other.safetensors" \
+    "$tmp/lone/facts.safetensors" "$tmp/lone/other.safetensors"
+if [ "$(cksum "$tmp/lone/a.npy" "$tmp/lone/other.safetensors")" = "$sum_before" ]; then
+    ok
+else
+    bad "an input was changed"
+fi
 run noargs
 if [ "$(cat "$tmp/noargs.rc")" -eq 2 ] && grep -q '^usage: fpswamp' "$tmp/noargs.err"; then ok; else bad "no arguments: no usage"; fi
 good help --help

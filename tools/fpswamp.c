@@ -140,6 +140,7 @@ static int visit(const char *file, void *arg)
     entries *es = arg;
     fpk_dump *d;
     fpk_error err;
+    outfile_protect(file); /* every file read, paired or not */
     if (fpk_dump_open(file, NULL, &d, &err) != FPK_OK)
         cli_die_error(&err);
     for (size_t t = 0; t < fpk_dump_ntensors(d); t++)
@@ -382,12 +383,9 @@ static void analyse(opts *o)
 
 /* Protects the inputs and checks the outputs before the work: no output
  * replaces an input or another output. */
+/* The inputs are protected as they are walked (visit). */
 static void guard_outputs(const opts *o)
 {
-    for (size_t i = 0; i < o->run.nrows; i++) {
-        outfile_protect(o->run.rows[i].wfile);
-        outfile_protect(o->run.rows[i].ufile);
-    }
     const char *outs[] = {o->json, o->plot};
     outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
