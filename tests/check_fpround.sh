@@ -56,12 +56,19 @@ npy(os.path.join(out, "ones15.npy"), [1.0] * 2**15, "<f2")
 npy(os.path.join(out, "ones20.npy"), [1.0] * 2**20, "<f2")
 npy(os.path.join(out, "ones12.npy"), [1.0] * 2**12, "<f2")
 npy(os.path.join(out, "tenth.npy"), [0.1] * 10 + [0.0, -0.1], "<f8")
+# The least double rounded up into fp16: a relative error beyond any double.
+npy(os.path.join(out, "tiny.npy"), [5e-324, 1.0], "<f8")
+npy(os.path.join(out, "two32768.npy"), [32768.0, 32768.0])
 
 # Dot: a = b = (1 + 2^-10) x 4.  Each exact product is 1 + 2^-9 + 2^-20;
 # fp16 rounds it to 1 + 2^-9.  Exact dot 4 + 2^-7 + 2^-18, exact in fp32
 # at every step; with rounded products 4 + 2^-7.
 a = 1 + 2.0**-10
 safetensors(os.path.join(out, "dot.safetensors"), [("a", [a] * 4), ("b", [a] * 4), ("c", [a] * 3)])
+# Pairs: three zero, one with an infinity, one of numbers.
+inf = float("inf")
+safetensors(os.path.join(out, "kinds.safetensors"), [("a", [0.0, 0.0, 1.0, 0.0, 1.0]),
+                                                     ("b", [0.0, 2.0, 0.0, inf, 2.0])])
 exact_dot = 4 * Fr(a) * Fr(a)
 rounded_dot = Fr(4) + Fr(1, 2**7)
 
@@ -190,6 +197,19 @@ check dot 'd["kind"] == "dot" and len(d["tensors"]) == 1 and d["tensors"][0]["na
     and M(t["a"], "fp64", "fma", "rne")["rel_error"] == 0'
 
 # The rounding error of 0.1 (ten times, a zero and -0.1) in fp16 and e4m3.
+# 32768 + 32768 has no bits to round off but overflows fp16, under SR too.
+good two32768 --json - --sum --formats fp16 --round rne,sr --seeds 3 "$tmp/two32768.npy"
+check two32768 'M(t["two32768.npy"], "fp16", "sequential", "rne")["result"] == "inf"
+    and M(t["two32768.npy"], "fp16", "sequential", "sr")["results"] == ["inf"] * 3'
+good kinds --json - --dot a b --formats fp16 --round rne "$tmp/kinds.safetensors"
+check kinds '[t["a"][k] for k in ("count", "zeros", "nonfinite")] == [5, 3, 1]
+    and [T[k] for k in ("count", "zeros", "nonfinite")] == [5, 3, 1]'
+good tiny --json - --formats fp16 --round rup "$tmp/tiny.npy"
+check tiny 'list(E(T, "fp16", "rup")) == ["measured", "overflow", "underflow", "exact",
+        "mean_rel_error", "rms_rel_error", "max_rel_error", "bias", "max_ulp_error", "sqnr_db",
+        "ulp_hist"]
+    and E(T, "fp16", "rup")["max_rel_error"] == "inf" and E(T, "fp16", "rup")["mean_rel_error"] == "inf"
+    and E(T, "fp16", "rup")["max_ulp_error"] == 1'
 good tenth --json - --formats fp16,e4m3 --round rne,rup "$tmp/tenth.npy"
 check tenth 'E(T, "fp16", "rne")["measured"] == 11 and T["zeros"] == 1
     and E(T, "fp16", "rne")["max_rel_error"] == e["tenth"]["fp16_rne"]["abs_rel"]
@@ -237,6 +257,8 @@ error seeds0 2 'option --seeds: "0" is not an integer from 1 to 100000' --sum --
 error badround 2 'unknown rounding mode "up"' --round rne,up "$tmp/tenth.npy"
 error tworound 2 'option --round: rne is named twice' --round rne,RNE "$tmp/tenth.npy"
 error emptyround 2 'option --round: an empty name in "rne,"' --round rne, "$tmp/tenth.npy"
+error nozero 2 'option --sum: e8m0 has no zero for a sum to start from' --sum --formats fp16,e8m0 "$tmp/tenth.npy"
+error nozero-dot 2 'option --dot: e8m0 has no zero' --dot a b --formats e8m0 "$tmp/dot.safetensors"
 error badfmt 2 'unknown format "fp17"' --formats fp17 "$tmp/tenth.npy"
 error missing 2 'nosuch\.npy: cannot open' "$tmp/nosuch.npy"
 error nomatch 2 'no tensors to analyse: --match matched none of the 3 found' --match '^x' "$tmp/dot.safetensors"

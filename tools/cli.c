@@ -251,6 +251,14 @@ int cli_parse_formats_with(const char *opt, const char *list, const fpk_format *
     return n;
 }
 
+void cli_need_zero(const char *opt, const fpk_format *const *formats, int n, const char *what)
+{
+    for (int j = 0; j < n; j++)
+        if (fpk_classify(formats[j], 0) != FPK_CLASS_ZERO)
+            cli_die(CLI_EXIT_USAGE, "option %s: %s has no zero for %s to start from", opt,
+                    formats[j]->name, what);
+}
+
 int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
 {
     return cli_parse_formats_with(opt, list, formats, max, NULL);

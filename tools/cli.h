@@ -87,6 +87,9 @@ void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compil
  * FORMATS[0 .. count-1]; returns the count, from 1 to MAX.  Exits with
  * status 2 on an unknown or repeated name, more than MAX names, or none. */
 int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
+/* Exits with status 2 if one of FORMATS[0..N-1] has no zero (e8m0, whose
+ * encoding 0 is 2^-127): WHAT, for option OPT, starts from zero. */
+void cli_need_zero(const char *opt, const fpk_format *const *formats, int n, const char *what);
 /* LIST, option OPT's value, split at its commas into *N names: a malloc'd
  * array holding the names too (one free).  An empty name (",fp16",
  * "fp16,,bf16", "rne,") is an exit with status 2. */

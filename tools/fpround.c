@@ -232,12 +232,14 @@ static double *read_all(const opts *o, const cli_files *fs, where w, uint64_t co
     return x;
 }
 
-static void count_kinds(fr_row *r, const double *x, size_t n)
+/* R's zeros and nonfinite elements among X[0..N-1], or with Y (--dot) its
+ * pairs: nonfinite where either element is, else zero where either is. */
+static void count_kinds(fr_row *r, const double *x, const double *y, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(x[i]))
+        if (!isfinite(x[i]) || (y && !isfinite(y[i])))
             r->nonfinite++;
-        else if (x[i] == 0)
+        else if (x[i] == 0 || (y && y[i] == 0))
             r->zeros++;
     }
 }
@@ -325,7 +327,7 @@ static void measure_errors(const opts *o, const cli_files *fs, const where *w, s
         fpk_error err;
         if (fpk_dump_read(d, w[i].tensor, first, n, buf, &err) != FPK_OK)
             cli_die_error(&err);
-        count_kinds(r, buf, n);
+        count_kinds(r, buf, NULL, n);
         for (int j = 0; j < run->nformats; j++)
             for (int m = 0; m < run->nmodes; m++) {
                 fpk_ctx c = fpk_ctx_default();
@@ -640,9 +642,7 @@ static void analyse(opts *o, const cli_files *fs)
             bool dot = run->kind == FR_DOT;
             double *x = read_all(o, fs, dot ? w[2 * i] : w[i], r->count);
             double *y = dot ? read_all(o, fs, w[2 * i + 1], r->count) : NULL;
-            count_kinds(r, x, (size_t)r->count);
-            if (y)
-                count_kinds(r, y, (size_t)r->count);
+            count_kinds(r, x, y, (size_t)r->count);
             if (i == 0 && o->plot)
                 plan_plot(run, x, y);
             accumulate(run, i, x, y);
@@ -800,6 +800,8 @@ int main(int argc, char **argv)
         cli_die(CLI_EXIT_USAGE, "option --seeds applies to --sum and --dot only");
     if (run->kind != FR_ERROR && !o.round_given)
         parse_rounds(&o, "rne,sr");
+    if (run->kind != FR_ERROR)
+        cli_need_zero(sum ? "--sum" : "--dot", run->formats, run->nformats, "a sum");
     if ((shape_given || big_endian) && !dtype)
         cli_die(CLI_EXIT_USAGE, "options --shape and --big-endian describe raw files: give --dtype too");
     if (dtype) {

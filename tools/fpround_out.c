@@ -187,6 +187,23 @@ static json_t *real(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* A result: X, or the string "inf", "-inf" or "nan". */
+static json_t *result(double x)
+{
+    if (isnan(x))
+        return json_string("nan");
+    if (isinf(x))
+        return json_string(x < 0 ? "-inf" : "inf");
+    return json_real(x);
+}
+
+/* A statistic: null when nothing was measured, else as a result (a
+ * relative error beyond the largest double is "inf"). */
+static json_t *statistic(bool any, double x)
+{
+    return any ? result(x) : json_null();
+}
+
 static json_t *err_json(const fr_err *e)
 {
     err_view v = view(e);
@@ -195,11 +212,11 @@ static json_t *err_json(const fr_err *e)
     json_object_set_new(o, "overflow", count(e->overflow));
     json_object_set_new(o, "underflow", count(e->underflow));
     json_object_set_new(o, "exact", count(e->exact));
-    json_object_set_new(o, "mean_rel_error", v.any ? json_real(v.mean) : json_null());
-    json_object_set_new(o, "rms_rel_error", v.any ? json_real(v.rms) : json_null());
-    json_object_set_new(o, "max_rel_error", v.any ? json_real(e->max_rel) : json_null());
-    json_object_set_new(o, "bias", v.any ? json_real(v.bias) : json_null());
-    json_object_set_new(o, "max_ulp_error", v.any ? json_real(e->max_ulps) : json_null());
+    json_object_set_new(o, "mean_rel_error", statistic(v.any, v.mean));
+    json_object_set_new(o, "rms_rel_error", statistic(v.any, v.rms));
+    json_object_set_new(o, "max_rel_error", statistic(v.any, e->max_rel));
+    json_object_set_new(o, "bias", statistic(v.any, v.bias));
+    json_object_set_new(o, "max_ulp_error", statistic(v.any, e->max_ulps));
     json_object_set_new(o, "sqnr_db", v.any && !v.sqnr_inf ? json_real(v.sqnr) : json_null());
     json_t *h = json_array();
     for (int b = 0; b < FR_HIST_BINS; b++)
@@ -218,16 +235,6 @@ static json_t *err_formats(const fr_run *run, const fr_row *r)
         json_object_set_new(o, run->formats[j]->name, f);
     }
     return o;
-}
-
-/* A result: X, or the string "inf", "-inf" or "nan". */
-static json_t *result(double x)
-{
-    if (isnan(x))
-        return json_string("nan");
-    if (isinf(x))
-        return json_string(x < 0 ? "-inf" : "inf");
-    return json_real(x);
 }
 
 /* V[0..N-1], each through TO. */

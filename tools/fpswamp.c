@@ -481,6 +481,7 @@ int main(int argc, char **argv)
         }
     }
 
+    cli_need_zero("--formats", o.run.formats, o.run.nformats, "Kahan's compensation");
     bool two = o.weights || o.updates;
     if (two && !(o.weights && o.updates))
         cli_die(CLI_EXIT_USAGE, "options --weights and --updates go together");
