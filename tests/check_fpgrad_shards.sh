@@ -59,6 +59,11 @@ safetensors(os.path.join(tmp, "whole.safetensors"), [("a", "<f4", a), ("b", "<f4
 safetensors(os.path.join(tmp, "whole-a.safetensors"), [("a", "<f4", a)])
 EOF
 
+# A file without a shard index is a tensor of its own, as without --shards.
+good plain --shards --round sr --json - "$tmp/whole.safetensors"
+good plain-ref --round sr --json - "$tmp/whole.safetensors"
+if cmp -s "$tmp/plain.out" "$tmp/plain-ref.out"; then ok; else bad "--shards changed a file without shards"; fi
+
 # Under SR too: a shard's elements take their counters in the whole tensor.
 for mode in rne sr; do
     good "whole-$mode" --round $mode --scale auto --json - "$tmp/whole.safetensors"

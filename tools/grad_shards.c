@@ -121,8 +121,9 @@ void grad_shard_bases(grad_run *run)
     size_t ng, n = run->nrows, *group = grad_shard_groups(run, &ng);
     place *pl = cli_xcalloc(n ? n : 1, sizeof *pl);
     for (size_t i = 0; i < n; i++) {
-        const char *digits = "", *end = digits;
-        find_index(run->rows[i].file, &digits, &end);
+        const char *digits, *end;
+        if (!find_index(run->rows[i].file, &digits, &end))
+            digits = end = ""; /* a file without an index: its own tensor */
         while (*digits == '0' && digits + 1 < end)
             digits++;
         pl[i] = (place){group[i], digits, (size_t)(end - digits), i};
