@@ -355,11 +355,17 @@ if cmp -s "$tmp/seq.out" "$tmp/par.out"; then ok; else bad "--threads 3 changed 
 good par2 --json - --round sr --scale auto --threads 2 "$tmp/step.safetensors" "$tmp/halves"
 if cmp -s "$tmp/seq.out" "$tmp/par2.out"; then ok; else bad "--threads 2 changed the JSON"; fi
 
-# CSV: a header, a line per tensor and the total.
+# CSV: a header, a line per tensor and the total, its fractions the JSON's.
 good csv --csv - --scale auto "$tmp/step.safetensors"
-if python3 - "$tmp/csv.out" <<'EOF'
-import csv, sys
+good csv-json --json - --scale auto "$tmp/step.safetensors"
+if python3 - "$tmp/csv.out" "$tmp/csv-json.out" <<'EOF'
+import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+total = json.load(open(sys.argv[2]))["total"]["formats"]
+for f, keys in total.items():
+    for k, v in keys.items():
+        if k.endswith("_frac") or k.endswith("_frac_all"):
+            assert v is None or float(rows[-1][f + "_" + k]) == v, (f, k, rows[-1][f + "_" + k], v)
 assert [r["name"] for r in rows] == ["actgrad/fc1", "grad/fc1.bias", "grad/fc1.weight",
                                      "weight/fc1.weight", "total"], rows
 w = rows[2]

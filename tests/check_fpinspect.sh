@@ -301,8 +301,10 @@ usage_error 'unknown rounding mode "up"' 1 --round up
 usage_error 'wider than 64 bits' 0x10000000000000000 --fmt fp64
 usage_error '"1e"' 1e
 usage_error '"0x1p"' 0x1p
-usage_error 'exponent is beyond 2\^\+[0-9]+' 1e99999999999999999999999
-usage_error 'exponent is beyond 2\^-[0-9]+' 0x1p-99999999999999999999 --fmt fp16
+usage_error 'at least 2\^4611686018427387903 in magnitude, outside the range' 1e99999999999999999999999
+usage_error 'at least 2\^4611686018427387903 in magnitude' 0x1p4611686018427387903
+usage_error 'below 2\^-4611686018427387904 in magnitude, outside the range' 0x1p-99999999999999999999 --fmt fp16
+usage_error 'below 2\^-4611686018427387904 in magnitude' 0x0.4p-4611686018427387903 --fmt fp16
 usage_error 'unexpected character "-" at offset 1 in "--fmt"' -- --fmt
 
 # No argument at all: the usage on stderr, status 2.

@@ -266,6 +266,9 @@ has fp8-text '^FP8 delayed scaling in e4m3 \(max 448\): history 2, margin 0$' \
     '^ +2 +448 +1 +4 +66\.67 +33\.33  grad/w$' \
     '^ +6 +896 +0\.5 +0\.25 +0 +50\.00  grad/w$' \
     '^all steps: of 16 nonzero finite elements, 3 saturated \(18\.75%\), 6 underflowed \(37\.50%\)$'
+# e8m0's max, 2^127, exactly; its scales are wider than fp8's.
+good fp8-e8m0 --fp8 --fp8-format e8m0 --match . "$tmp/names"
+has fp8-e8m0 '^FP8 delayed scaling in e8m0 \(max 1\.70141183460469231731687303715884105728e\+38\)'
 
 # Files, --quiet.
 good files --json "$tmp/o.json" "$tmp/meta"

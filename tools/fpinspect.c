@@ -393,10 +393,11 @@ static void inspect(const char *arg, const opts *o)
         mpfr_inits2(4096, x, z, d, (mpfr_ptr)0);
         mpfr_clear_flags();
         mpfr_strtofr(x, arg, NULL, 0, MPFR_RNDN);
-        if (mpfr_overflow_p() || mpfr_underflow_p()) {
+        if (mpfr_overflow_p() || mpfr_underflow_p()) { /* MPFR holds [2^(emin-1), 2^emax) */
+            bool over = mpfr_overflow_p();
             mpfr_clears(x, z, d, (mpfr_ptr)0);
-            cli_die(CLI_EXIT_USAGE, "%s: the exponent is beyond 2^%+ld, the range fpinspect measures rounding in",
-                    arg, (long)(mpfr_overflow_p() ? mpfr_get_emax() : mpfr_get_emin()));
+            cli_die(CLI_EXIT_USAGE, "%s: %s 2^%ld in magnitude, outside the range fpinspect measures rounding in",
+                    arg, over ? "at least" : "below", (long)(over ? mpfr_get_emax() : mpfr_get_emin() - 1));
         }
         value_of(z, f, a);
         int dir = mpfr_nan_p(x) || mpfr_nan_p(z) ? 0 : mpfr_cmp(z, x);

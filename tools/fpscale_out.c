@@ -56,7 +56,7 @@ static void header(const scale_run *run, FILE *out)
     fprintf(out, "fpscale: %zu step%s, %s tensor%s a step matching %s%s\n", run->nfiles,
             run->nfiles == 1 ? "" : "s", range, hi == 1 ? "" : "s", run->match,
             run->grads_scaled ? ", divided by their loss_scale" : "");
-    char a[40], b[40], c[40];
+    char a[64], b[64], c[64]; /* e8m0's max, 2^127, exactly: 44 characters */
     if (run->fp8) {
         fpk_format_exact(run->format, run->format->max_finite, a, sizeof a);
         fprintf(out, "FP8 delayed scaling in %s (max %s): history %ld, margin %d\n",
@@ -104,7 +104,8 @@ static void text_loss(const scale_run *run, FILE *out)
 
 static void text_fp8(const scale_run *run, FILE *out)
 {
-    fprintf(out, "%8s %11s %10s %10s %7s %7s  %s\n", "step", "scale", "hist amax", "amax",
+    /* a scale is 2^k or a float32's shortest decimal: 14 characters at most */
+    fprintf(out, "%8s %14s %10s %10s %7s %7s  %s\n", "step", "scale", "hist amax", "amax",
             "satur %", "under %", "name");
     scale_counts all = {0};
     for (size_t i = 0; i < run->nfiles; i++) {
@@ -116,7 +117,7 @@ static void text_fp8(const scale_run *run, FILE *out)
             if (e->has_hist_amax)
                 snprintf(ha, sizeof ha, "%.4g", e->hist_amax);
             snprintf(am, sizeof am, "%.4g", e->amax);
-            fprintf(out, "%8" PRId64 " %11s %10s %10s %7s %7s  %s\n", run->files[i].step, sc, ha,
+            fprintf(out, "%8" PRId64 " %14s %10s %10s %7s %7s  %s\n", run->files[i].step, sc, ha,
                     am, grad_percent(p1, e->c.overflow, e->c.nonzero),
                     grad_percent(p2, e->c.underflow, e->c.nonzero), e->name);
         }

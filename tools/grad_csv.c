@@ -24,7 +24,7 @@ static void field(FILE *out, const char *s)
 static void frac(FILE *out, uint64_t n, uint64_t d)
 {
     if (d)
-        fprintf(out, ",%.9g", (double)n / (double)d);
+        fprintf(out, ",%.17g", (double)n / (double)d); /* as the JSON: read back exactly */
     else
         fputc(',', out);
 }
