@@ -150,6 +150,9 @@ npy(os.path.join(out, "auto", "b.npy"), [65519.0], "<f4")
 npy(os.path.join(out, "auto", "c.npy"), [65520.0, 0.0], "<f4")
 npy(os.path.join(out, "auto", "d.npy"), [-3.0, 0.75], "<f4")
 
+# Names with control characters.
+safetensors(os.path.join(out, "odd.safetensors"), [("line\nbreak", [1], [4.0]), ("tab\there", [1], [5.0])])
+
 # A safetensors dump as fpkit_dump.py writes it.
 safetensors(os.path.join(out, "step.safetensors"), [
     ("actgrad/fc1", [2, 3], [p2(-30), p2(-20), 1.0, 0.0, -p2(-26), 2.0]),
@@ -328,6 +331,17 @@ check auto-margin 'list(t["a.npy"]["auto"]["fp8_scale"]) == ["e4m3"]
     and t["a.npy"]["auto"]["loss_scale"]["log2"] == 15'
 good auto-text --scale auto "$tmp/auto"
 has auto-text '^scale auto: ' '^ +2\^15 .* 2\^8 .* 2\^15 .* a\.npy$' '^ +2\^-1 .* total$'
+# Both tables name the file before its tensors.
+if [ "$(grep -c '/auto/a\.npy:$' "$tmp/auto-text.out")" -eq 2 ]; then ok; else bad "auto-text: a file heading missing"; fi
+
+# A name's control characters are escaped in the table: one line a tensor.
+good odd --formats fp16 --scale auto "$tmp/odd.safetensors"
+has odd '  line\\nbreak$' '  tab\\there$'
+if ! grep -q '^break$' "$tmp/odd.out" && [ "$(grep -c 'line\\nbreak$' "$tmp/odd.out")" -eq 2 ]; then
+    ok
+else
+    bad "odd: a name broke its line"
+fi
 
 # safetensors and --match.
 good match --json - --match '^grad/' "$tmp/step.safetensors"

@@ -67,6 +67,7 @@ a = 1 + 2.0**-10
 safetensors(os.path.join(out, "dot.safetensors"), [("a", [a] * 4), ("b", [a] * 4), ("c", [a] * 3)])
 # Pairs: three zero, one with an infinity, one of numbers.
 inf = float("inf")
+safetensors(os.path.join(out, "odd.safetensors"), [("line\nbreak", [0.1, 0.2])])
 safetensors(os.path.join(out, "kinds.safetensors"), [("a", [0.0, 0.0, 1.0, 0.0, 1.0]),
                                                      ("b", [0.0, 2.0, 0.0, inf, 2.0])])
 exact_dot = 4 * Fr(a) * Fr(a)
@@ -204,6 +205,9 @@ check two32768 'M(t["two32768.npy"], "fp16", "sequential", "rne")["result"] == "
 good kinds --json - --dot a b --formats fp16 --round rne "$tmp/kinds.safetensors"
 check kinds '[t["a"][k] for k in ("count", "zeros", "nonfinite")] == [5, 3, 1]
     and [T[k] for k in ("count", "zeros", "nonfinite")] == [5, 3, 1]'
+# A name's control characters are escaped in the text.
+good odd --formats fp16 --round rne "$tmp/odd.safetensors"
+if grep -q '^line\\nbreak ' "$tmp/odd.out" && ! grep -q '^break' "$tmp/odd.out"; then ok; else bad "odd: the name broke its line"; fi
 good tiny --json - --formats fp16 --round rup "$tmp/tiny.npy"
 check tiny 'list(E(T, "fp16", "rup")) == ["measured", "overflow", "underflow", "exact",
         "mean_rel_error", "rms_rel_error", "max_rel_error", "bias", "max_ulp_error", "sqnr_db",

@@ -251,6 +251,20 @@ int cli_parse_formats_with(const char *opt, const char *list, const fpk_format *
     return n;
 }
 
+char *cli_printable(const char *s)
+{
+    char *out = cli_xcalloc(4 * strlen(s) + 1, 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p >= 0x20 && *p != 0x7f)
+            *o++ = (char)*p;
+        else if (*p == '\n' || *p == '\t' || *p == '\r')
+            o += sprintf(o, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+        else
+            o += sprintf(o, "\\x%02x", *p);
+    }
+    return out;
+}
+
 void cli_need_zero(const char *opt, const fpk_format *const *formats, int n, const char *what)
 {
     for (int j = 0; j < n; j++)

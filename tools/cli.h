@@ -87,6 +87,9 @@ void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compil
  * FORMATS[0 .. count-1]; returns the count, from 1 to MAX.  Exits with
  * status 2 on an unknown or repeated name, more than MAX names, or none. */
 int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
+/* S for a text table (malloc'd): its control characters escaped, \n, \t,
+ * \r or \xNN, so that a tensor named "a\nb" keeps to its line. */
+char *cli_printable(const char *s);
 /* Exits with status 2 if one of FORMATS[0..N-1] has no zero (e8m0, whose
  * encoding 0 is 2^-127): WHAT, for option OPT, starts from zero. */
 void cli_need_zero(const char *opt, const fpk_format *const *formats, int n, const char *what);

@@ -154,15 +154,21 @@ void fr_text(const fr_run *run, FILE *out)
         char shape[256];
         shape_text(shape, sizeof shape, r);
         fprintf(out, "\n");
-        if (run->kind == FR_DOT)
-            fprintf(out, "%s . %s %s (%" PRIu64 " elements; %s); exact %.9g\n", r->name, r->name_b,
-                    shape, r->count, r->file, r->exact_input);
-        else if (run->kind == FR_SUM)
-            fprintf(out, "%s %s (%" PRIu64 " elements; %s); exact %.9g\n", r->name, shape, r->count,
-                    r->file, r->exact_input);
-        else
+        char *name = cli_printable(r->name), *file = cli_printable(r->file);
+        if (run->kind == FR_DOT) {
+            char *name_b = cli_printable(r->name_b);
+            fprintf(out, "%s . %s %s (%" PRIu64 " elements; %s); exact %.9g\n", name, name_b, shape,
+                    r->count, file, r->exact_input);
+            free(name_b);
+        } else if (run->kind == FR_SUM) {
+            fprintf(out, "%s %s (%" PRIu64 " elements; %s); exact %.9g\n", name, shape, r->count,
+                    file, r->exact_input);
+        } else {
             fprintf(out, "%s %s (%" PRIu64 " elements, %" PRIu64 " zeros, %" PRIu64 " non-finite; %s)\n",
-                    r->name, shape, r->count, r->zeros, r->nonfinite, r->file);
+                    name, shape, r->count, r->zeros, r->nonfinite, file);
+        }
+        free(name);
+        free(file);
         if (run->kind == FR_ERROR)
             text_err_rows(run, r, out);
         else

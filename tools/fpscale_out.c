@@ -117,9 +117,11 @@ static void text_fp8(const scale_run *run, FILE *out)
             if (e->has_hist_amax)
                 snprintf(ha, sizeof ha, "%.4g", e->hist_amax);
             snprintf(am, sizeof am, "%.4g", e->amax);
+            char *name = cli_printable(e->name);
             fprintf(out, "%8" PRId64 " %14s %10s %10s %7s %7s  %s\n", run->files[i].step, sc, ha,
                     am, grad_percent(p1, e->c.overflow, e->c.nonzero),
-                    grad_percent(p2, e->c.underflow, e->c.nonzero), e->name);
+                    grad_percent(p2, e->c.underflow, e->c.nonzero), name);
+            free(name);
         }
         all.nonzero += s->sum.nonzero;
         all.overflow += s->sum.overflow;

@@ -31,15 +31,20 @@ void sw_row_label(const sw_run *run, const sw_row *r, char *buf, size_t len)
         snprintf(buf, len, "total");
         return;
     }
+    char *name = cli_printable(r->name);
     if (run->nfiles < 2) {
-        snprintf(buf, len, "%s", r->name);
-        return;
+        snprintf(buf, len, "%s", name);
+    } else {
+        const char *base = strrchr(r->wfile, '/'), *dot;
+        base = base ? base + 1 : r->wfile;
+        dot = strrchr(base, '.');
+        int n = (int)(dot && dot != base ? dot - base : (ptrdiff_t)strlen(base));
+        char *raw = cli_strf("%.*s", n, base), *stem = cli_printable(raw);
+        snprintf(buf, len, "%s:%s", stem, name);
+        free(raw);
+        free(stem);
     }
-    const char *base = strrchr(r->wfile, '/'), *dot;
-    base = base ? base + 1 : r->wfile;
-    dot = strrchr(base, '.');
-    snprintf(buf, len, "%.*s:%s", (int)(dot && dot != base ? dot - base : (ptrdiff_t)strlen(base)),
-             base, r->name);
+    free(name);
 }
 
 static void lost_line(const sw_run *run, const sw_row *r, int j, FILE *out)

@@ -62,7 +62,21 @@ static void main_row(FILE *out, const grad_run *run, const grad_row *r, int sw)
         fputs("  ", out);
         print_pcts(out, &r->fmt[j], grad_nonzero(r));
     }
-    fprintf(out, "  %-*s  %s\n", sw, shape, r->name ? r->name : "total");
+    char *name = cli_printable(r->name ? r->name : "total");
+    fprintf(out, "  %-*s  %s\n", sw, shape, name);
+    free(name);
+}
+
+/* With several files, tensors of one name recur (one file per step): a
+ * heading before row I names the file each group comes from. */
+static void file_heading(FILE *out, const grad_run *run, size_t i)
+{
+    const char *file = run->rows[i].file;
+    if (run->nfiles > 1 && file && (i == 0 || strcmp(file, run->rows[i - 1].file) != 0)) {
+        char *name = cli_printable(file);
+        fprintf(out, "%s:\n", name);
+        free(name);
+    }
 }
 
 static void auto_row(FILE *out, const grad_run *run, const grad_row *r)
@@ -79,7 +93,9 @@ static void auto_row(FILE *out, const grad_run *run, const grad_row *r)
         fprintf(out, "  %*s", SCALE_W, scale_text(buf, sizeof buf, &r->amax_scale[j]));
         print_pcts(out, &r->amax_scale[j].fmt[j], grad_nonzero(r));
     }
-    fprintf(out, "  %s\n", r->name ? r->name : "total");
+    char *name = cli_printable(r->name ? r->name : "total");
+    fprintf(out, "  %s\n", name);
+    free(name);
 }
 
 static void auto_table(FILE *out, const grad_run *run)
@@ -114,8 +130,10 @@ static void auto_table(FILE *out, const grad_run *run)
         }
         fprintf(out, line ? "  name\n" : "\n");
     }
-    for (size_t i = 0; i < run->nrows; i++)
+    for (size_t i = 0; i < run->nrows; i++) {
+        file_heading(out, run, i);
         auto_row(out, run, &run->rows[i]);
+    }
     auto_row(out, run, &run->total);
 }
 
@@ -145,12 +163,8 @@ void grad_text(const grad_run *run, FILE *out)
             fprintf(out, "  %-*s  name", sw, "shape");
         fputc('\n', out);
     }
-    /* With several files, tensors of one name recur (one file per step):
-     * a heading names the file each group comes from. */
     for (size_t i = 0; i < run->nrows; i++) {
-        const char *file = run->rows[i].file;
-        if (run->nfiles > 1 && file && (i == 0 || strcmp(file, run->rows[i - 1].file) != 0))
-            fprintf(out, "%s:\n", file);
+        file_heading(out, run, i);
         main_row(out, run, &run->rows[i], sw);
     }
     main_row(out, run, &run->total, sw);
