@@ -381,9 +381,8 @@ static void analyse(opts *o)
     }
 }
 
-/* Protects the inputs and checks the outputs before the work: no output
- * replaces an input or another output. */
-/* The inputs are protected as they are walked (visit). */
+/* Checks the outputs before the work: no output replaces an input (each
+ * protected as the walk opened it, in visit) or another output. */
 static void guard_outputs(const opts *o)
 {
     const char *outs[] = {o->json, o->plot};
