@@ -79,6 +79,9 @@ typedef struct finite {
     uint64_t sig;
     int64_t q;
     bool lower_closer; /* the next encoding toward zero is half an ulp away */
+    bool upper_closer; /* overflow starts a quarter ulp above: max finite
+                          of a format without normal numbers (e1mY), where
+                          overflow is judged at the format's precision */
     bool open_hi;      /* every larger value rounds to it: max finite, where
                           overflow saturates (FPK_SPECIAL_NONE) */
     bool open_lo;      /* every smaller positive value rounds to it: E8M0's
@@ -112,6 +115,7 @@ static bool special_or_finite(const fpk_format *f, fpk_bits a, sink *o, finite *
     v->q = u.exp;
     v->lower_closer = u.exp > f->emin - f->man_bits && u.sig == UINT64_C(1) << f->man_bits;
     fpk_bits mag = a & (f->exp_mask | f->man_mask);
+    v->upper_closer = f->emax < f->emin && mag == f->max_finite;
     v->open_hi = f->special == FPK_SPECIAL_NONE && mag == f->max_finite;
     v->open_lo = f->special == FPK_SPECIAL_E8M0 && mag == 0;
     return false;
@@ -199,7 +203,10 @@ static int cmp_pow(const mpz_t a, long r, int64_t k)
  * same rule: e4m3's 464 goes to 448); the lower one likewise, and always
  * below such a power of two (the predecessor is all ones, odd; with no
  * mantissa bits both are 1 and ties round up).  Where overflow saturates
- * (FPK_SPECIAL_NONE) every value above max finite goes to it, and in E8M0
+ * (FPK_SPECIAL_NONE) every value above max finite goes to it; in a format
+ * without normal numbers overflow starts a quarter ulp above max finite
+ * (the midpoint on the grid of the format's precision, where max finite's
+ * significand is even, so it is included); in E8M0
  * every positive value below 2^emin goes to 2^emin: those intervals are
  * open-ended (e2m3's 7.5 prints as "8").  For each length n, the
  * candidates are v's digits truncated to n (down) and that plus one unit in
@@ -213,8 +220,9 @@ size_t fpk_format_shortest(const fpk_format *f, fpk_bits a, char *buf, size_t le
     if (special_or_finite(f, a, &o, &v))
         return finish(&o);
     digits g = exact_digits(&v);
-    bool incl_hi = (v.sig & 1) == 0, incl_lo = incl_hi || v.lower_closer;
-    int64_t k_hi = v.q - 1, k_lo = v.lower_closer ? v.q - 2 : v.q - 1;
+    bool even = (v.sig & 1) == 0;
+    bool incl_hi = even || v.upper_closer, incl_lo = even || v.lower_closer;
+    int64_t k_hi = v.upper_closer ? v.q - 2 : v.q - 1, k_lo = v.lower_closer ? v.q - 2 : v.q - 1;
     long r = g.x - (long)g.n + 1; /* weight of the last exact digit: 10^r */
     size_t n = 1;
     bool up = false;

@@ -34,6 +34,15 @@ bool fpki_round_sr(fpk_ctx *c, uint64_t sig, uint64_t below, int m, int64_t belo
  * with its flags raised. */
 fpk_bits fpki_round_overflow(const fpk_format *f, bool sign, fpk_round mode, fpk_ctx *c);
 
+/* Whether a value below 2^emin, SIG normalised to bit 63 with its bit 0
+ * sticky and its leading bit at 2^E, rounded under MODE to F's precision
+ * with an unbounded exponent, exceeds max finite: DESIGN.md's overflow
+ * rule, which only a format without normal numbers (emax < emin: e1mY,
+ * whose one nonzero exponent field is infinity) can meet below 2^emin,
+ * its precision's grid there being finer than its subnormal one. */
+bool fpki_round_over_below(const fpk_format *f, uint64_t sig, int64_t e, fpk_round mode,
+                           bool sign);
+
 /* Tininess after rounding of a value in the binade below the smallest
  * normal: SIG normalised to bit 63 with its bit 0 sticky, M fraction bits. */
 bool fpki_round_tiny_after(uint64_t sig, int m, fpk_round mode, bool sign);
@@ -110,7 +119,7 @@ fpki_round_pack_body(const fpk_format *f, bool sign, int64_t exp, uint64_t hi, u
         overflow = e > f->emax + 1;
         mag = overflow ? 0 : ((fpk_bits)(e + f->bias - 1) << m) + k;
     } else {
-        overflow = false;
+        overflow = f->emax < f->emin && fpki_round_over_below(f, sticky, e, mode, sign);
         mag = k;
     }
     if (overflow || mag > f->max_finite)

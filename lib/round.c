@@ -50,15 +50,33 @@ fpk_bits fpki_round_overflow(const fpk_format *f, bool sign, fpk_round mode, fpk
     return fpki_sign(f, sign) | f->max_finite;
 }
 
+/* The significand SIG (normalised to bit 63, bit 0 sticky) rounded under
+ * MODE to M fraction bits: 2^M to 2^(M+1). */
+static uint64_t round_to_precision(uint64_t sig, int m, fpk_round mode, bool sign)
+{
+    int d = 63 - m;
+    uint64_t kn = sig >> d, low = sig & (((uint64_t)1 << d) - 1);
+    kn += (low + fpki_round_bias(mode, sign, kn & 1, d)) >> d;
+    return mode == FPK_ROD ? kn | (low != 0) : kn;
+}
+
+/* r = kp * 2^(e - m) against max finite = max * 2^(emin - m), the
+ * largest subnormal (zero in e1m0): kp > max * 2^s, s = emin - e >= 1. */
+bool fpki_round_over_below(const fpk_format *f, uint64_t sig, int64_t e, fpk_round mode,
+                           bool sign)
+{
+    uint64_t kp = round_to_precision(sig, f->man_bits, mode, sign), max = f->max_finite;
+    int64_t s = f->emin - e;
+    uint64_t whole = s >= 64 ? 0 : kp >> s;
+    bool part = s >= 64 ? kp != 0 : (kp & (((uint64_t)1 << s) - 1)) != 0;
+    return whole > max || (whole == max && part);
+}
+
 /* Would the value, rounded to the format's precision with an unbounded
  * exponent, reach the smallest normal? */
 bool fpki_round_tiny_after(uint64_t sig, int m, fpk_round mode, bool sign)
 {
-    int d = 63 - m;
-    uint64_t kn = sig >> d, low = sig & (((uint64_t)1 << d) - 1);
-    bool carry = (low + fpki_round_bias(mode, sign, kn & 1, d)) >> d &&
-                 kn == ((uint64_t)2 << m) - 1;
-    return !carry;
+    return round_to_precision(sig, m, mode, sign) >> (m + 1) == 0;
 }
 
 /* E8M0 has no negative numbers; NONE formats saturate in every case. */

@@ -35,11 +35,13 @@ fpki_stats_class fpki_stats_classify(const fpk_format *f, double x, double scale
     c->flags = 0;
     fpk_bits z = fpk_from_double_scaled(f, x, scale, c);
     fpk_class cls = fpki_classify(f, z);
+    if (c->flags & FPK_OVERFLOW) /* first: e1mY overflows to max finite, a subnormal */
+        return FPKI_STATS_OVERFLOW;
     if (cls == FPK_CLASS_ZERO)
         return FPKI_STATS_ZERO;
     if (cls == FPK_CLASS_SUBNORMAL)
         return FPKI_STATS_SUBNORMAL;
-    if (cls != FPK_CLASS_NORMAL || (c->flags & FPK_OVERFLOW))
+    if (cls != FPK_CLASS_NORMAL)
         return FPKI_STATS_OVERFLOW;
     return FPKI_STATS_NORMAL;
 }

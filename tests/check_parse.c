@@ -285,9 +285,41 @@ static size_t boundary_encodings(const fpk_format *f, fpk_bits *out, int random,
     return n;
 }
 
-/* Around each boundary encoding A: its value, the midpoint to the next
- * encoding (the exact tie), and above max finite the next point of the
- * unbounded grid (the overflow threshold is the midpoint below it). */
+/* Around each boundary encoding A of F: its value, the midpoint to the
+ * next encoding (the exact tie), and above max finite the next point of
+ * the unbounded grid (the overflow threshold is the midpoint below it) and
+ * the point a quarter of the way there (the threshold of a format without
+ * normal numbers, e1mY, on the grid of its precision). */
+static void ties_around(tu_report *rep, const fpk_format *f, int random, tu_rng *r)
+{
+    fpk_bits enc[16 + 400];
+    size_t n = boundary_encodings(f, enc, random, r);
+    mpfr_t v, w, mid;
+    mpfr_inits2(256, v, w, mid, NULL);
+    for (size_t i = 0; i < n; i++) {
+        fpk_bits a = enc[i];
+        decode(v, f, a);
+        if (a < f->max_finite) {
+            decode(w, f, a + 1);
+        } else { /* next on the unbounded grid: v + (v - pred) */
+            decode(w, f, a - 1);
+            ck_assert_int_eq(mpfr_mul_2ui(mid, v, 1, MPFR_RNDN), 0);
+            ck_assert_int_eq(mpfr_sub(w, mid, w, MPFR_RNDN), 0);
+            compare_around(rep, f, w, r);
+            ck_assert_int_eq(mpfr_mul_ui(mid, v, 3, MPFR_RNDN), 0);
+            ck_assert_int_eq(mpfr_add(mid, mid, w, MPFR_RNDN), 0);
+            ck_assert_int_eq(mpfr_div_2ui(mid, mid, 2, MPFR_RNDN), 0);
+            compare_around(rep, f, mid, r);
+        }
+        ck_assert_int_eq(mpfr_add(mid, v, w, MPFR_RNDN), 0);
+        ck_assert_int_eq(mpfr_div_2ui(mid, mid, 1, MPFR_RNDN), 0);
+        compare_around(rep, f, v, r);
+        compare_around(rep, f, mid, r);
+    }
+    mpfr_clears(v, w, mid, NULL);
+    tu_report_line(rep, "%s ties, boundaries, +-1e-30, 40+ digits, hex", f->name);
+}
+
 START_TEST(ties_and_boundaries)
 {
     tu_report rep;
@@ -295,31 +327,11 @@ START_TEST(ties_and_boundaries)
     tu_rng r;
     tu_rng_init(&r, tu_seed("check_parse") + 1);
     int random = tu_exhaustive() ? 400 : 30;
-    for (const fpk_format *const *fp = fpk_formats; *fp; fp++) {
-        const fpk_format *f = *fp;
-        fpk_bits enc[16 + 400];
-        size_t n = boundary_encodings(f, enc, random, &r);
-        mpfr_t v, w, mid;
-        mpfr_inits2(256, v, w, mid, NULL);
-        for (size_t i = 0; i < n; i++) {
-            fpk_bits a = enc[i];
-            decode(v, f, a);
-            if (a < f->max_finite) {
-                decode(w, f, a + 1);
-            } else { /* next on the unbounded grid: v + (v - pred) */
-                decode(w, f, a - 1);
-                ck_assert_int_eq(mpfr_mul_2ui(mid, v, 1, MPFR_RNDN), 0);
-                ck_assert_int_eq(mpfr_sub(w, mid, w, MPFR_RNDN), 0);
-                compare_around(&rep, f, w, &r);
-            }
-            ck_assert_int_eq(mpfr_add(mid, v, w, MPFR_RNDN), 0);
-            ck_assert_int_eq(mpfr_div_2ui(mid, mid, 1, MPFR_RNDN), 0);
-            compare_around(&rep, f, v, &r);
-            compare_around(&rep, f, mid, &r);
-        }
-        mpfr_clears(v, w, mid, NULL);
-        tu_report_line(&rep, "%s ties, boundaries, +-1e-30, 40+ digits, hex", f->name);
-    }
+    for (const fpk_format *const *fp = fpk_formats; *fp; fp++)
+        ties_around(&rep, *fp, random, &r);
+    static const char *const names[] = {"e1m1", "e1m3", "e1m3fn", "e1m52", "e3m4"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        ties_around(&rep, fpk_format_lookup(names[i]), random, &r);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
@@ -858,7 +870,8 @@ START_TEST(round_trips)
                            count);
         }
     }
-    static const char *const names[] = {"e3m2", "e2m3", "e2m1", "e5m0", "e8m0", "e6m9"};
+    static const char *const names[] = {"e3m2", "e2m3", "e2m1", "e5m0", "e8m0", "e6m9",
+                                        "e1m0", "e1m1", "e1m3", "e1m3fn"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const fpk_format *f = fpk_format_lookup(names[i]);
         ck_assert_ptr_nonnull(f);
@@ -866,6 +879,17 @@ START_TEST(round_trips)
             check_texts(&rep, f, a, f->width <= 8 || all || a % 37 == 0);
         tu_report_line(&rep, "%s every encoding: exact and shortest texts parse back", f->name);
     }
+    /* Without normal numbers overflow starts a quarter ulp above max
+     * finite, not half (e1m27's 1.99999999 overflows). */
+    for (int m = 0; m <= 52; m++) {
+        char name[8];
+        snprintf(name, sizeof name, "e1m%d", m);
+        const fpk_format *f = fpk_format_lookup(name);
+        ck_assert_ptr_nonnull(f);
+        for (fpk_bits a = f->max_finite > 2 ? f->max_finite - 2 : 0; a <= f->max_finite; a++)
+            check_texts(&rep, f, a, true);
+    }
+    tu_report_line(&rep, "e1m0 to e1m52: texts of the largest finite values");
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST

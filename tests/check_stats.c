@@ -694,6 +694,53 @@ START_TEST(test_stats_scaled_ref)
 }
 END_TEST
 
+/* Formats without normal numbers (e1mY: max finite is a subnormal, and
+ * overflow, judged at the format's precision, starts below 2^emin): every
+ * multiple of 2^-8 in (-4, 4) through both statistics paths, in every
+ * deterministic mode and variant, each element's class from the
+ * reference. */
+START_TEST(test_stats_no_normals)
+{
+    static const char *const names[] = {"e1m0", "e1m1", "e1m3", "e1m6"};
+    const fpk_format *fmts[COUNT(names)];
+    for (size_t j = 0; j < COUNT(names); j++)
+        fmts[j] = fpk_format_lookup(names[j]);
+    enum { N = 2 * 4 * 256 - 1 };
+    double x[N];
+    float xf[N];
+    for (int i = 0; i < N; i++)
+        xf[i] = (float)(x[i] = (i - 4 * 256 + 1) * 0x1p-8);
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    fpk_stats *got = malloc(sizeof *got), *arr = malloc(sizeof *arr);
+    ck_assert(got && arr);
+    for (int m = 0; m < TU_MODE_COUNT; m++)
+        for (int v = 0; v < TU_VARIANT_COUNT; v++) {
+            fpk_ctx c = tu_ctx(tu_modes[m], &tu_variants[v]);
+            if (c.round == FPK_SR || c.daz || c.tiny_before)
+                continue;
+            fpk_stats_init(got, fmts, (int)COUNT(names), 1, &c);
+            fpk_stats_init(arr, fmts, (int)COUNT(names), 1, &c);
+            fpk_stats_add(got, x, N);
+            fpk_stats_add_array(arr, FPK_DTYPE_F32, xf, N, 1);
+            for (size_t j = 0; j < COUNT(names); j++) {
+                fpk_format_counts want = {0, 0, 0};
+                for (int i = 0; i < N; i++)
+                    if (x[i] != 0)
+                        add_class(&want, ref_class(fmts[j], x[i], 1, &c));
+                char what[64];
+                snprintf(what, sizeof what, "%s %s", tu_mode_name(c.round), tu_variants[v].name);
+                counts_equal(&rep, &want, &got->fmt[j], what, fmts[j]->name);
+                counts_equal(&rep, &want, &arr->fmt[j], what, fmts[j]->name);
+            }
+        }
+    tu_report_line(&rep, "e1m0, e1m1, e1m3, e1m6: every multiple of 2^-8 in (-4, 4), both paths");
+    free(got);
+    free(arr);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
 /* Formats for the merge and JSON tests: the built-ins and some eXmY. */
 static int some_formats(const fpk_format **out)
 {
@@ -1077,6 +1124,7 @@ static Suite *stats_suite(void)
     tcase_add_test(tc, test_stats_thresholds_by_hand);
     tcase_add_test(tc, test_stats_thresholds_random);
     tcase_add_test(tc, test_stats_scaled_ref);
+    tcase_add_test(tc, test_stats_no_normals);
     tcase_add_test(tc, test_stats_merge);
     tcase_add_test(tc, test_stats_sr);
     tcase_add_test(tc, test_json_round_trip);

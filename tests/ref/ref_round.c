@@ -7,10 +7,12 @@
  * n with mpfr_rint/mpfr_round/mpfr_trunc/mpfr_ceil implements each mode on
  * the magnitude (ties-to-even, ties-away, toward zero, away from zero; odd is
  * truncation with the last bit set when inexact).  The rounded value is
- * n * 2^q, with the exponent unbounded above: overflow is n * 2^q > max
- * finite, judged on that grid (so e4m3's 480 overflows).  Tininess after
- * rounding repeats the rounding on the unbounded grid 2^(E - man_bits) and
- * compares with 2^emin; before rounding it is E < emin.  MPFR's own exponent
+ * n * 2^q, with the exponent unbounded above.  The same rounding on the
+ * grid of F's precision with the exponent unbounded both ways, 2^(E -
+ * man_bits), decides overflow (above max finite: e4m3's 480 overflows; in a
+ * format without normal numbers, e1mY, values below 2^emin can too) and
+ * tininess after rounding (below 2^emin); before rounding tininess is
+ * E < emin.  MPFR's own exponent
  * range, subnormalisation and flags are never used.
  *
  * The special-value rules (fpk_special) are applied around it from the
@@ -287,12 +289,13 @@ static ref_result round_exact(const fpk_format *f, mpfr_srcptr y, mag_mode mm, c
     fpk_bits sign = neg ? sign_bit(f) : 0;
     long e = (long)mpfr_get_exp(y) - 1; /* MPFR: y = 0.1f * 2^exp; IEEE: 1.f * 2^e */
     long q = grid_exp(f, e);
-    bool inexact;
+    bool inexact, unused;
     uint64_t n = round_to_grid(y, q, mm, &inexact);
+    uint64_t np = round_to_grid(y, e - m, mm, &unused); /* the precision's grid */
 
     MPFR_DECL_INIT(maxv, 64);
     ref_decode(maxv, f, max_of(f));
-    if (cmp_scaled(n, q, maxv) > 0) {
+    if (cmp_scaled(np, e - m, maxv) > 0) {
         unsigned flags = FPK_OVERFLOW | FPK_INEXACT;
         if (mm == MAG_ZERO || mm == MAG_ODD)
             return (ref_result){sign | max_of(f), flags};
@@ -304,11 +307,9 @@ static ref_result round_exact(const fpk_format *f, mpfr_srcptr y, mag_mode mm, c
     if (c->tiny_before || e >= emin) {
         tiny = e < emin;
     } else {
-        bool unused;
-        uint64_t nu = round_to_grid(y, e - m, mm, &unused);
         MPFR_DECL_INIT(minnorm, 64);
         mpfr_set_ui_2exp(minnorm, 1, emin, MPFR_RNDN);
-        tiny = cmp_scaled(nu, e - m, minnorm) < 0;
+        tiny = cmp_scaled(np, e - m, minnorm) < 0;
     }
     unsigned flags = inexact ? FPK_INEXACT : 0;
     if (tiny && inexact)
