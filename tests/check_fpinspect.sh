@@ -167,6 +167,11 @@ golden info-e4m3-rna --info e4m3 --round rna
 golden info-e4m3-rod --info e4m3 --round rod
 golden info-e4m3-sat --info e4m3 --saturate
 golden info-e5m2-rtz --info e5m2 --round rtz
+# no normal numbers: overflow judged at the format's precision, below 2^emin
+golden info-e1m3 --info e1m3
+golden info-e1m3-rtz --info e1m3 --round rtz
+golden e1m3-overflow --fmt e1m3 1.82 1.8125
+golden e1m3-overflow-rtz --fmt e1m3 --round rtz 1.9 1.85
 golden table-e4m3 --table e4m3
 golden table-e5m2 --table e5m2
 golden table-e4m3fnuz --table e4m3fnuz

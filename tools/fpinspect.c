@@ -466,7 +466,7 @@ static char *scaled_text(uint64_t units, long e)
     mpfr_init2(v, 64);
     mpfr_set_ui_2exp(v, units, e, MPFR_RNDN);
     char *d = mpfr_exact(v), *out;
-    bool pow2 = (units & (units - 1)) == 0;
+    bool pow2 = units != 0 && (units & (units - 1)) == 0;
     if (strlen(d) <= 28) {
         out = pow2 ? cli_strf("2^%ld = %s", (long)mpfr_get_exp(v) - 1, d) : cli_strf("%s", d);
     } else {
@@ -481,6 +481,14 @@ static char *scaled_text(uint64_t units, long e)
     return out;
 }
 
+/* Whether M * 2^E becomes zero without overflowing (e1m0's max finite
+ * is zero). */
+static bool to_zero(const fpk_format *f, const opts *o, bool neg, uint64_t m, long e)
+{
+    unsigned fl;
+    return fpk_classify(f, probe(f, o, neg, m, e, &fl)) == FPK_CLASS_ZERO && !(fl & FPK_OVERFLOW);
+}
+
 /* Where nonzero values become zero, for one sign, found by probing the
  * library: below B (the smallest subnormal, or with ftz the smallest
  * normal) and around H, halfway from B down to the grid point below. */
@@ -491,13 +499,12 @@ static char *zero_threshold(const fpk_format *f, const opts *o, bool neg)
     long unit = q - 1 - g;
     uint64_t b = (uint64_t)1 << ((o->ctx.ftz ? f->man_bits : 0) + 1 + g), h = b - ((uint64_t)1 << g);
     const char *x = neg ? "-x" : "x";
-    unsigned fl;
     char *t = NULL, *out;
-    if (fpk_classify(f, probe(f, o, neg, b - 1, unit, &fl)) == FPK_CLASS_ZERO)
+    if (to_zero(f, o, neg, b - 1, unit))
         out = cli_strf("0 < %s < %s", x, t = scaled_text(b, unit));
-    else if (fpk_classify(f, probe(f, o, neg, h, unit, &fl)) == FPK_CLASS_ZERO)
+    else if (to_zero(f, o, neg, h, unit))
         out = cli_strf("0 < %s <= %s", x, t = scaled_text(h, unit));
-    else if (fpk_classify(f, probe(f, o, neg, h - 1, unit, &fl)) == FPK_CLASS_ZERO)
+    else if (to_zero(f, o, neg, h - 1, unit))
         out = cli_strf("0 < %s < %s", x, t = scaled_text(h, unit));
     else
         out = cli_strf("never (%s > 0 keeps a nonzero result)", x);
@@ -506,14 +513,17 @@ static char *zero_threshold(const fpk_format *f, const opts *o, bool neg)
 }
 
 /* Where results stop being finite, for one sign, found by probing the
- * library just above max finite, at the midpoint to the next grid point
- * (which may lie beyond the format's encodings) and just above it. */
+ * library just above max finite, at the midpoint to the next point of the
+ * grid of the format's precision (which may lie beyond the format's
+ * encodings) and just above it.  That grid is the format's at a normal max
+ * finite; a format without normal numbers (e1mY) has a subnormal one, in
+ * the binade below 2^emin, where the precision's grid is twice as fine. */
 static char *overflow_threshold(const fpk_format *f, const opts *o, bool neg)
 {
     fpk_bits mag = f->max_finite;
     bool normal = (mag >> f->man_bits) != 0;
-    uint64_t msig = (mag & f->man_mask) | (normal ? (fpk_bits)1 << f->man_bits : 0);
-    long unit = (normal ? f->emax : f->emin) - f->man_bits - 2; /* a quarter ulp of max */
+    uint64_t msig = normal ? (mag & f->man_mask) | (fpk_bits)1 << f->man_bits : mag << 1;
+    long unit = (normal ? f->emax : f->emin - 1) - f->man_bits - 2; /* a quarter ulp of max */
     const char *x = neg ? "-x" : "x";
     static const char *const rel[] = {">", ">=", ">", ">="};
     char *t = NULL, *out = NULL;
