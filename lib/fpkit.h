@@ -556,7 +556,8 @@ int fpk_tc_terms(fpk_tc_arch arch, const fpk_format *in, const fpk_format *acc);
  * fpk_tc_terms(ARCH, IN, ACC) products in index order, each step's result
  * the next one's accumulator; N = 0 gives C.  A NaN operand, 0 * inf or
  * inf - inf gives ACC's canonical NaN; an infinite operand otherwise its
- * infinity; an overflow infinity; a sum that cancels exactly +0.  ACC's
+ * infinity; an overflow infinity; a zero sum +0 (an exact cancellation,
+ * or products and C all zeros, of any signs).  ACC's
  * canonical NaN also for a combination fpk_tc_terms refuses.  No flags. */
 fpk_bits fpk_tc_dot(fpk_tc_arch arch, const fpk_format *in, const fpk_format *acc,
                     const fpk_bits *a, const fpk_bits *b, size_t n, fpk_bits c);

@@ -289,6 +289,11 @@ START_TEST(test_api)
     /* N = 0 gives C, as it is. */
     ck_assert_uint_eq(fpk_tc_dot(FPK_TC_VOLTA, &fpk_fp16, &fpk_fp32, NULL, NULL, 0, FBELOW),
                       FBELOW);
+    /* A zero sum is +0: zero products and a -0 accumulator too. */
+    const fpk_bits mzero[2] = {0x8000, 0x8000}, one[2] = {H1, H1};
+    ck_assert_uint_eq(fpk_tc_dot(FPK_TC_HOPPER, &fpk_fp16, &fpk_fp32, mzero, one, 2, 0x80000000u),
+                      0);
+    ck_assert_uint_eq(fpk_tc_dot(FPK_TC_AMPERE, &fpk_fp16, &fpk_fp16, mzero, one, 2, 0x8000), 0);
 }
 END_TEST
 
