@@ -20,10 +20,12 @@ static int lib_class(const fpk_stats *s, const fpk_format *f, fpk_round mode, ui
     double x;
     memcpy(&x, &bits, sizeof x);
     fpk_bits z = fpk_from_double_scaled(f, x, s->scale, &c);
+    if (c.flags & FPK_OVERFLOW) /* first: e1mY overflows to max finite, a subnormal */
+        return FPKI_DS_OVERFLOW;
     switch (fpk_classify(f, z)) {
     case FPK_CLASS_ZERO: return FPKI_DS_ZERO;
     case FPK_CLASS_SUBNORMAL: return FPKI_DS_SUBNORMAL;
-    case FPK_CLASS_NORMAL: return c.flags & FPK_OVERFLOW ? FPKI_DS_OVERFLOW : FPKI_DS_NORMAL;
+    case FPK_CLASS_NORMAL: return FPKI_DS_NORMAL;
     default: return FPKI_DS_OVERFLOW;
     }
 }

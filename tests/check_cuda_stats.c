@@ -24,7 +24,7 @@ static uint64_t seed;
 
 static const char *const format_names[] = {
     "fp64", "fp32", "tf32", "fp16", "bf16", "e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz", "e3m2", "e2m3",
-    "e2m1", "e8m0", "e6m9",
+    "e2m1", "e8m0", "e6m9", "e1m3", "e1m1",
 };
 #define NFORMATS ((int)(sizeof format_names / sizeof format_names[0]))
 
