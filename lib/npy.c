@@ -10,7 +10,7 @@
  * parser of exactly that grammar: the three keys once each, in any order,
  * strings in single or double quotes without escapes, True or False,
  * a tuple of non-negative decimal integers (Python 2 writers' "3L"
- * accepted, as numpy's reader does), spaces or tabs between tokens.
+ * accepted, as numpy's reader does), white space between tokens.
  * The data follows the header and must fill the rest of the file exactly. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -66,9 +66,11 @@ static int peek(const parser *p)
     return p->pos < p->len ? (unsigned char)p->s[p->pos] : -1;
 }
 
+/* Python's white space inside a dict literal, newlines included (numpy's
+ * reader evaluates the literal; its writer puts spaces only). */
 static void skip_ws(parser *p)
 {
-    while (peek(p) == ' ' || peek(p) == '\t')
+    while (peek(p) == ' ' || peek(p) == '\t' || peek(p) == '\r' || peek(p) == '\n')
         p->pos++;
 }
 
@@ -266,8 +268,7 @@ static int parse_header(parser *p, fpk_tensor *t)
             return syntax(p, "expected ',' or '}' after a value");
     }
     p->pos++;
-    while (peek(p) == ' ' || peek(p) == '\t' || peek(p) == '\r' || peek(p) == '\n')
-        p->pos++;
+    skip_ws(p);
     if (p->pos < p->len)
         return syntax(p, "expected only padding after the header's closing '}'");
     for (int k = 0; k < 3; k++)

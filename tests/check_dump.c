@@ -600,6 +600,8 @@ START_TEST(test_npy_headers)
          false},
         {1, "{'descr': '<f2', 'fortran_order': False, 'shape': (3, 2,), }", 2, {3, 2}, false},
         {1, "{'descr': '<f2', 'fortran_order': False, 'shape': (6, ), }", 1, {6}, false},
+        {1, "{'descr': '<f2',\n 'fortran_order': False,\r\n 'shape': (\n3,\n2)\n}", 2, {3, 2},
+         false},
     };
     /* 1, -0, 2^-24, inf, 65504, NaN as fp16, and the doubles they are. */
     static const uint64_t enc[6] = {0x3c00, 0x8000, 0x0001, 0x7c00, 0x7bff, 0x7e00};
