@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "mpi_job.h"
+#include "outfile.h"
 
 static int rank, size;
 static bool collective = true;
@@ -20,8 +21,10 @@ static void die(int status, const char *msg)
         sleep(2);
     fprintf(stderr, "%s: %s\n", cli_prog(), msg);
     fflush(stderr);
-    if (size > 1)
+    if (size > 1) {
+        outfile_cleanup(); /* MPI_Abort runs no exit handlers */
         MPI_Abort(MPI_COMM_WORLD, status);
+    }
     exit(status); /* finalized at exit */
 }
 

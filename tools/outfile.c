@@ -26,7 +26,7 @@ static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 #define NSIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
 
 /* Async-signal-safe: kill, waitpid, unlink and rmdir only. */
-static void remove_live(void)
+void outfile_cleanup(void)
 {
     pid_t pid = (pid_t)live_child;
     if (pid > 0) {
@@ -47,7 +47,7 @@ static void remove_live(void)
  * blocked while the handler runs, so the raise takes effect on return. */
 static void on_signal(int sig)
 {
-    remove_live();
+    outfile_cleanup();
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigemptyset(&dfl.sa_mask);
     sigaction(sig, &dfl, NULL);
@@ -59,7 +59,7 @@ static void install_cleanup(void)
     if (cleanup_installed)
         return;
     cleanup_installed = 1;
-    atexit(remove_live);
+    atexit(outfile_cleanup);
     for (size_t i = 0; i < NSIGNALS; i++) {
         struct sigaction old;
         if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)

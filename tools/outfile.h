@@ -60,6 +60,11 @@ void outfile_discard(const char *tmp);
 void outfile_track(const char *path, bool dir);
 void outfile_forget(const char *path);
 
+/* Removes every registered temporary file now (after killing the child,
+ * if any), as an exit or a signal would: for a way out that skips both,
+ * MPI_Abort.  Async-signal-safe. */
+void outfile_cleanup(void);
+
 /* PID (0: none) is a child writing a registered temporary file: a signal
  * kills it, and waits for it, before the files are removed, so that it
  * cannot write one again after. */
