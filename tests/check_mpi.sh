@@ -8,7 +8,8 @@
 # (stochastic rounding over two seeds, a learning-rate sweep), its JSON
 # and table byte-identical to fpswamp's.  A shard cut short fails the
 # whole job with the file named, within a time limit (no rank may wait
-# forever).  Skipped (77) without the MPI programs (./configure
+# forever); an error every rank meets, the usage and --version are
+# written once.  Skipped (77) without the MPI programs (./configure
 # --with-mpi), mpirun or numpy.
 #
 # make check runs it from the build directory with srcdir set; MPIRUN
@@ -138,5 +139,24 @@ elif ! grep -q "^fpgrad-mpi: .*shard-00005-of-00007.npy" "$tmp/cut.err"; then
 else
     ok
 fi
+
+# Failures every rank meets, and --version, are written once, by rank 0.
+once() {
+    name=$1 pattern=$2
+    shift 2
+    rc=0
+    timeout 120 "$MPIRUN" -n 3 "$@" >"$tmp/$name.out" 2>&1 || rc=$?
+    count=$(grep -c -- "$pattern" "$tmp/$name.out" || true)
+    if [ "$rc" -eq 124 ] || [ "$count" -ne 1 ]; then
+        bad "$name: \"$pattern\" written $count times (exit $rc): $(head -n 4 "$tmp/$name.out")"
+    else
+        ok
+    fi
+}
+once format "unknown format \"nope\"" "$MPI_TOOL" --formats fp16,nope "$srcdir/tests/data/sample"
+once swamp-format "unknown format \"nope\"" "$SWAMP_MPI" --formats nope "$srcdir/tests/data/sample"
+once usage "^usage: fpgrad" "$MPI_TOOL"
+once version "^fpgrad-mpi (fpkit" "$MPI_TOOL" --version
+once swamp-version "^fpswamp-mpi (fpkit" "$SWAMP_MPI" --version
 
 summary

@@ -126,10 +126,15 @@ const fpk_format *cli_format(const char *name)
 {
     const fpk_format *f = fpk_format_lookup(name);
     if (!f) {
-        fprintf(stderr, "%s: unknown format \"%s\"; known formats: ", prog, name);
-        cli_list_formats(stderr);
-        fputc('\n', stderr);
-        exit(CLI_EXIT_USAGE);
+        char *list = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&list, &len);
+        if (!m)
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
+        cli_list_formats(m);
+        if (fclose(m) != 0)
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
+        cli_die(CLI_EXIT_USAGE, "unknown format \"%s\"; known formats: %s", name, list);
     }
     return f;
 }
@@ -316,14 +321,31 @@ bool cli_is_stdout(const char *path)
     return path && strcmp(path, "-") == 0;
 }
 
+static bool echo = true;
+
+void cli_set_echo(bool e)
+{
+    echo = e;
+}
+
+int cli_usage(const char *usage)
+{
+    if (echo)
+        fputs(usage, stderr);
+    return CLI_EXIT_USAGE;
+}
+
 bool cli_help_version(const char *name, const char *tool, const char *usage, const char *help)
 {
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
-        printf("%s\n%s", usage, help);
-    else if (strcmp(name, "--version") == 0)
-        printf("%s (%s)\n", tool, fpk_version());
-    else
+    bool help_opt = strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0;
+    if (!help_opt && strcmp(name, "--version") != 0)
         return false;
+    if (!echo)
+        return true;
+    if (help_opt)
+        printf("%s\n%s", usage, help);
+    else
+        printf("%s (%s)\n", tool, fpk_version());
     if (fflush(stdout) != 0 || ferror(stdout))
         cli_die(CLI_EXIT_INTERNAL, "writing the output failed: %s", strerror(errno));
     return true;

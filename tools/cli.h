@@ -114,8 +114,16 @@ void cli_parse_shape(const char *opt, const char *s, fpk_raw_spec *raw);
 bool cli_is_stdout(const char *path);
 
 /* For option NAME "--help" or "-h": writes USAGE, a newline and HELP to
- * stdout; for "--version": "TOOL (VERSION)".  Returns whether it wrote. */
+ * stdout; for "--version": "TOOL (VERSION)".  Returns whether it was one
+ * of them (written unless cli_set_echo(false)). */
 bool cli_help_version(const char *name, const char *tool, const char *usage, const char *help);
+
+/* Writes USAGE to stderr (unless cli_set_echo(false)); returns status 2. */
+int cli_usage(const char *usage);
+
+/* Whether --help, --version and the usage text are written (the default):
+ * under MPI only rank 0 writes them, once for the job. */
+void cli_set_echo(bool echo);
 
 /* A list of file paths, each in its own memory. */
 typedef struct cli_files {

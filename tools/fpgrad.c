@@ -23,6 +23,13 @@
 #include "mpi_job.h"
 #endif
 
+/* The name in --version and in messages that send the user to --help. */
+#ifdef FPGRAD_MPI
+#define TOOL "fpgrad-mpi"
+#else
+#define TOOL "fpgrad"
+#endif
+
 static const char usage[] =
     "usage: fpgrad [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
     "              [--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
@@ -786,7 +793,7 @@ int main(int argc, char **argv)
     bool margin_given = false, shape_given = false, big_endian = false;
     const char *dtype = NULL, *analysis_opt = NULL; /* the first, which --merge refuses */
 
-    cli_args a = {.argc = argc, .argv = argv, .tool = "fpgrad", .with_value = with_value};
+    cli_args a = {.argc = argc, .argv = argv, .tool = TOOL, .with_value = with_value};
     for (int kind; (kind = cli_next(&a)) != CLI_END;) {
         if (kind == CLI_OPERAND) {
             paths[npaths++] = a.arg;
@@ -799,7 +806,7 @@ int main(int argc, char **argv)
         for (int k = 0; analysis[k] && !analysis_opt; k++)
             if (strcmp(name, analysis[k]) == 0)
                 analysis_opt = analysis[k];
-        if (cli_help_version(name, "fpgrad", usage, help)) {
+        if (cli_help_version(name, TOOL, usage, help)) {
             free(paths);
             return 0;
         } else if (strcmp(name, "--formats") == 0) {
@@ -853,9 +860,8 @@ int main(int argc, char **argv)
     }
 
     if (!npaths) {
-        fputs(usage, stderr);
         free(paths);
-        return CLI_EXIT_USAGE;
+        return cli_usage(usage);
     }
     if (o.merge && o.emit)
         cli_die(CLI_EXIT_USAGE, "--merge and --emit-partial: merge the partials, then emit none");

@@ -772,8 +772,7 @@ int main(int argc, char **argv)
 
     if (!nvalues && !info_fmt && !table_fmt && !list_formats) {
         free(values);
-        fputs(usage, stderr);
-        return CLI_EXIT_USAGE;
+        return cli_usage(usage);
     }
     if (info_fmt)
         info(cli_format(info_fmt), &o);

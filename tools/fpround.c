@@ -787,9 +787,8 @@ int main(int argc, char **argv)
     }
 
     if (!npaths) {
-        fputs(usage, stderr);
         free(paths);
-        return CLI_EXIT_USAGE;
+        return cli_usage(usage);
     }
     if (sum && o.dot_a)
         cli_die(CLI_EXIT_USAGE, "options --sum and --dot exclude each other");

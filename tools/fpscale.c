@@ -566,9 +566,8 @@ int main(int argc, char **argv)
     }
 
     if (!npaths) {
-        fputs(usage, stderr);
         free(paths);
-        return CLI_EXIT_USAGE;
+        return cli_usage(usage);
     }
     for (int k = 0; k < O_N; k++) {
         bool fp8_only = k >= O_FP8FORMAT;

@@ -17,6 +17,13 @@
 #include "mpi_job.h"
 #endif
 
+/* The name in --version and in messages that send the user to --help. */
+#ifdef FPSWAMP_MPI
+#define TOOL "fpswamp-mpi"
+#else
+#define TOOL "fpswamp"
+#endif
+
 static const char usage[] =
     "usage: fpswamp [--formats LIST] [--lr LR] [--lr-sweep LO:HI:N] [--steps K]\n"
     "               [--seeds N] [--match REGEX] [--json FILE] [--plot FILE]\n"
@@ -433,14 +440,14 @@ int main(int argc, char **argv)
     int npaths = 0;
     bool has_lr = false, steps_given = false, seeds_given = false;
 
-    cli_args a = {.argc = argc, .argv = argv, .tool = "fpswamp", .with_value = with_value};
+    cli_args a = {.argc = argc, .argv = argv, .tool = TOOL, .with_value = with_value};
     for (int kind; (kind = cli_next(&a)) != CLI_END;) {
         if (kind == CLI_OPERAND) {
             paths[npaths++] = a.arg;
             continue;
         }
         const char *name = a.name, *val = a.value;
-        if (cli_help_version(name, "fpswamp", usage, help)) {
+        if (cli_help_version(name, TOOL, usage, help)) {
             free(paths);
             return 0;
         } else if (strcmp(name, "--formats") == 0) {
@@ -487,9 +494,8 @@ int main(int argc, char **argv)
     if (two && npaths)
         cli_die(CLI_EXIT_USAGE, "give either PATH... or --weights and --updates, not both");
     if (!two && !npaths) {
-        fputs(usage, stderr);
         free(paths);
-        return CLI_EXIT_USAGE;
+        return cli_usage(usage);
     }
     o.run.grad = has_lr || o.run.sweep_n > 0;
     o.run.main_report = has_lr || o.run.sweep_n == 0;

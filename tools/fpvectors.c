@@ -616,8 +616,7 @@ int main(int argc, char **argv)
             cli_unknown(&a);
     }
     if (argc == 1) {
-        fputs(usage, stderr);
-        return CLI_EXIT_USAGE;
+        return cli_usage(usage);
     }
     vec_spec_check(&s);
     if ((level != 0) + all + (n != 0) > 1)

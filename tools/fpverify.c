@@ -202,8 +202,7 @@ int main(int argc, char **argv)
     }
     if (argc == 1) {
         free(files);
-        fputs(usage, stderr);
-        return CLI_EXIT_USAGE;
+        return cli_usage(usage);
     }
     vec_spec_check(&v.s);
     if (nfiles == 0)

@@ -46,6 +46,7 @@ void mpi_job_init(int *argc, char ***argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     cli_set_die_hook(die);
+    cli_set_echo(rank == 0);
     atexit(finalize_at_exit);
 }
 
