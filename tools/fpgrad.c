@@ -624,9 +624,12 @@ static void run_pass(pool *p, int pass, uint64_t elements)
     p->next = 0;
     atomic_store(&p->done, 0);
     p->todo = elements;
+    size_t rows = 0; /* this process's: under MPI, its rank's */
+    for (size_t i = 0; i < p->run->nrows; i++)
+        rows += !p->mine || p->mine[i];
     int n = p->o->threads;
-    if ((size_t)n > p->run->nrows)
-        n = (int)p->run->nrows;
+    if ((size_t)n > rows)
+        n = rows ? (int)rows : 1;
     p->inner = p->o->threads / n; /* threads left over share each tensor */
     pthread_t *tids = cli_xcalloc((size_t)n, sizeof *tids);
     int started = 0;
