@@ -243,7 +243,9 @@ printf '3C00 3C00 4400 00\n' >"$tmp/value.txt"
 printf '7C00 8000000000000000 10\n' >"$tmp/toint.txt"
 printf '7E00 3C00 1 00\n' >"$tmp/cmpnan.txt"
 printf '0001 0001 00\n' >"$tmp/daz.txt"
-for spec in "value add fp16 value" "toint to_int fp16 overflow" "cmpnan lt fp16 nan" "daz convert fp16 subnormal --to fp32 --daz"; do
+printf '3F800000 0000000000000000 10\n' >"$tmp/tointv.txt" # invalid given, 1.0 in range
+for spec in "value add fp16 value" "toint to_int fp16 overflow" "cmpnan lt fp16 nan" \
+    "daz convert fp16 subnormal --to fp32 --daz" "tointv to_int fp32 value"; do
     # shellcheck disable=SC2086
     set -- $spec
     f=$1 op=$2 fmt=$3 want=$4
@@ -268,6 +270,8 @@ printf '\n' >"$tmp/m6"
 printf '3F800001 0000 00\n' >"$tmp/m7"
 printf '3C00 3C00 2 00\n' >"$tmp/m8"
 printf '3F800000 38 00\n3F800000 38 00\000 garbage\n' >"$tmp/m9" # a NUL ends no line
+{ printf '3F800000 38 00\n'; head -c 5000 /dev/zero | tr '\0' 3; } >"$tmp/m10" # no newline
+printf '3F800000 3\0338 00\n' >"$tmp/m11" # an ESC, escaped in the message
 : >"$tmp/empty"
 cvt="--op convert --fmt fp32 --to e4m3"
 # shellcheck disable=SC2086
@@ -284,6 +288,8 @@ cvt="--op convert --fmt fp32 --to e4m3"
     error mal10 2 'no cases' $cvt "$tmp/empty"
     error mal11 2 'nosuch' $cvt "$tmp/nosuch"
     error mal12 2 'm9:2: a NUL byte at column 15' $cvt "$tmp/m9"
+    error mal13 2 'm10:2: a line over 4096 bytes' $cvt "$tmp/m10"
+    error mal14 2 'm11:1: field 2 \(result\): "3\\x1b8" is not hexadecimal' $cvt "$tmp/m11"
 }
 # Stdin is named "stdin".
 rc=0

@@ -187,6 +187,19 @@ size_t vec_format_line(const vec_spec *s, const vec_case *c, bool with_flags, ch
     return (size_t)(p - buf);
 }
 
+/* WHY gets "NAME: "the N characters at P" WHAT", control characters
+ * escaped (a \f or an ESC must not reach the terminal as it is). */
+static void field_error(char *why, size_t len, const char *name, const char *p, size_t n,
+                        const char *what)
+{
+    char *raw = cli_xcalloc(n + 1, 1);
+    memcpy(raw, p, n);
+    char *text = cli_printable(raw);
+    snprintf(why, len, "%s: \"%s\" %s", name, text, what);
+    free(text);
+    free(raw);
+}
+
 /* Reads the field of N characters at P, of kind K, into *V; on error writes
  * why into WHY, naming the field as NAME. */
 static bool parse_field(const char *p, size_t n, vec_kind k, const fpk_format *f, const char *name,
@@ -200,27 +213,31 @@ static bool parse_field(const char *p, size_t n, vec_kind k, const fpk_format *f
                 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
                                          : -1;
         if (d < 0 || i >= 16) {
-            snprintf(why, len, "%s: \"%.*s\" is not %s", name, (int)n, p,
-                     d < 0 ? "hexadecimal" : "a field of at most 16 hexadecimal digits");
+            field_error(why, len, name, p, n,
+                        d < 0 ? "is not hexadecimal" : "is not a field of at most 16 hexadecimal digits");
             return false;
         }
         x = x << 4 | (uint64_t)d;
     }
     if (k == VEC_BOOL && x > 1) {
-        snprintf(why, len, "%s: \"%.*s\" is not 0 or 1", name, (int)n, p);
+        field_error(why, len, name, p, n, "is not 0 or 1");
         return false;
     }
     if (k == VEC_FLOAT) {
         int shift = container_shift(f);
         if (shift && (x & (((uint64_t)1 << shift) - 1))) {
-            snprintf(why, len, "%s: \"%.*s\" is not a %s 32-bit container: its low %d bits must be zero",
-                     name, (int)n, p, f->name, shift);
+            char what[96];
+            snprintf(what, sizeof what, "is not a %s 32-bit container: its low %d bits must be zero",
+                     f->name, shift);
+            field_error(why, len, name, p, n, what);
             return false;
         }
         x >>= shift;
         if (f->width < 64 && x >> f->width) {
-            snprintf(why, len, "%s: \"%.*s\" does not fit %s's %d bits%s", name, (int)n, p, f->name,
-                     f->width, shift ? " (in a 32-bit container)" : "");
+            char what[96];
+            snprintf(what, sizeof what, "does not fit %s's %d bits%s", f->name, f->width,
+                     shift ? " (in a 32-bit container)" : "");
+            field_error(why, len, name, p, n, what);
             return false;
         }
     }
@@ -260,8 +277,7 @@ int vec_parse_line(const vec_spec *s, const char *line, bool with_flags, vec_cas
             snprintf(name, sizeof name, "field %d (flags)", i + 1);
             ok = parse_field(p, n, VEC_INT, NULL, name, &v, why, len);
             if (ok && v > 0x1f) {
-                snprintf(why, len, "%s: \"%.*s\" is not a set of TestFloat flags (at most 1F)", name,
-                         (int)n, p);
+                field_error(why, len, name, p, n, "is not a set of TestFloat flags (at most 1F)");
                 ok = false;
             }
             c->flags = vec_flags_tf((unsigned)v);
