@@ -140,6 +140,19 @@ else
     ok
 fi
 
+# Ranks that see different files (the man page forbids it): a failed MPI
+# call, reported with MPI's reason and status 3, not MPI's own abort.
+cp -R "$tmp/ranks" "$tmp/more"
+cp "$tmp/more/step-rank0.safetensors" "$tmp/more/step-rank5.safetensors"
+rc=0
+timeout 120 "$MPIRUN" -n 1 "$MPI_TOOL" --quiet --shards --scale auto "$tmp/ranks" : \
+    -n 1 "$MPI_TOOL" --quiet --shards --scale auto "$tmp/more" >"$tmp/more.out" 2>&1 || rc=$?
+if [ "$rc" -eq 3 ] && grep -q "^fpgrad-mpi: MPI: .* failed: " "$tmp/more.out"; then
+    ok
+else
+    bad "ranks with different files: exit status $rc (want 3): $(grep -v '^-' "$tmp/more.out" | head -n 3)"
+fi
+
 # Failures every rank meets, and --version, are written once, by rank 0.
 once() {
     name=$1 pattern=$2

@@ -65,12 +65,12 @@ void grad_mpi_sum_pass1(fpk_stats *total, grad_sums *err, fpk_format_counts *mx,
     /* amax >= 0: the largest double is the largest bit pattern. */
     mpi_job_check(
         MPI_Allreduce(MPI_IN_PLACE, &total->amax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
-        "the largest magnitude");
+        "sharing the largest magnitude");
     MPI_Datatype bucket;
     MPI_Op add;
-    mpi_job_check(MPI_Type_contiguous(16, MPI_BYTE, &bucket), "a datatype");
-    mpi_job_check(MPI_Type_commit(&bucket), "a datatype");
-    mpi_job_check(MPI_Op_create(add_buckets, 1, &add), "an operation");
+    mpi_job_check(MPI_Type_contiguous(16, MPI_BYTE, &bucket), "making a datatype");
+    mpi_job_check(MPI_Type_commit(&bucket), "making a datatype");
+    mpi_job_check(MPI_Op_create(add_buckets, 1, &add), "making an operation");
     /* The sums of NF formats lie one after another, bucket after bucket. */
     size_t buckets = (size_t)nf * sizeof *err / 16;
     mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, err, (int)buckets, bucket, add, MPI_COMM_WORLD),
@@ -88,7 +88,7 @@ void grad_mpi_share_amax(grad_run *run)
         amax[i] = run->rows[i].amax;
     mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, amax, (int)run->nrows, MPI_DOUBLE, MPI_MAX,
                                 MPI_COMM_WORLD),
-                  "the rows' largest magnitudes");
+                  "sharing the rows' largest magnitudes");
     for (size_t i = 0; i < run->nrows; i++)
         run->rows[i].amax = amax[i];
     free(amax);

@@ -45,6 +45,9 @@ void mpi_job_init(int *argc, char ***argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* failed calls return, for mpi_job_check to report (status 3), rather
+     * than end the job with MPI's own message and status */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     cli_set_die_hook(die);
     cli_set_echo(rank == 0);
     atexit(finalize_at_exit);
@@ -81,8 +84,13 @@ void mpi_job_share(const uint64_t *weight, size_t n, int *owner)
 
 void mpi_job_check(int rc, const char *what)
 {
-    if (rc != MPI_SUCCESS)
-        cli_die(CLI_EXIT_INTERNAL, "MPI: %s failed", what);
+    if (rc == MPI_SUCCESS)
+        return;
+    char why[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, why, &len) != MPI_SUCCESS)
+        len = snprintf(why, sizeof why, "error %d", rc);
+    cli_die(CLI_EXIT_INTERNAL, "MPI: %s failed: %.*s", what, len, why);
 }
 
 void mpi_job_sum_u64(uint64_t *v, size_t n)

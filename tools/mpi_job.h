@@ -37,7 +37,7 @@ unsigned char *mpi_job_gather(const void *p, size_t n, size_t *total);
 typedef void mpi_job_get_fn(cli_buf *all, size_t index, void *ctx);
 void mpi_job_gather_items(const cli_buf *b, size_t n, mpi_job_get_fn *get, void *ctx);
 
-/* Dies with status 3 naming WHAT unless RC is MPI_SUCCESS. */
+/* Dies with status 3 naming WHAT and MPI's reason unless RC is MPI_SUCCESS. */
 void mpi_job_check(int rc, const char *what);
 
 #endif
