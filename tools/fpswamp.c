@@ -268,51 +268,77 @@ static void pair_names(opts *o, const entries *ws, const entries *us)
         cli_die(CLI_EXIT_USAGE, "no tensors %s", o->has_match ? "match --match" : "found");
 }
 
-static void open_or_die(const char *path, fpk_dump **d)
+/* The rows shared out among threads, each taking the next one left; the
+ * first failure stops them all and is reported by the main thread (a
+ * worker must not exit, nor, under MPI, abort the job). */
+typedef struct row_pool {
+    opts *o;
+    const bool *mine;     /* the rows this process computes (NULL: all) */
+    pthread_mutex_t lock; /* guards next and the failure */
+    size_t next;
+    bool failed;
+    int status;
+    char *msg;
+} row_pool;
+
+/* Records MSG with exit STATUS as P's failure, unless one came first. */
+static bool row_fail(row_pool *p, int status, const char *msg)
 {
-    fpk_error err;
-    if (fpk_dump_open(path, NULL, d, &err) != FPK_OK)
-        cli_die_error(&err);
+    pthread_mutex_lock(&p->lock);
+    if (!p->failed) {
+        p->failed = true;
+        p->status = status;
+        p->msg = cli_strf("%s", msg);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return false;
 }
 
 /* Reads row I's weights and updates (into WB and UB) and computes it with
- * X. */
-static void analyse_row(opts *o, sw_calc *x, size_t i, double *wb, double *ub)
+ * X; false, with P's failure set, if a file cannot be read. */
+static bool analyse_row(row_pool *p, sw_calc *x, size_t i, double *wb, double *ub)
 {
-    sw_run *run = &o->run;
+    sw_run *run = &p->o->run;
     sw_row *r = &run->rows[i];
-    fpk_dump *dw, *du;
-    open_or_die(r->wfile, &dw);
-    open_or_die(r->ufile, &du);
+    fpk_dump *dw = NULL, *du = NULL;
+    fpk_error err;
+    bool ok = false;
+    if (fpk_dump_open(r->wfile, NULL, &dw, &err) != FPK_OK ||
+        fpk_dump_open(r->ufile, NULL, &du, &err) != FPK_OK) {
+        row_fail(p, cli_error_status(&err), err.msg);
+        goto done;
+    }
     /* The files were read once already; they must not have changed since. */
     if (r->wi >= fpk_dump_ntensors(dw) || r->ui >= fpk_dump_ntensors(du) ||
         strcmp(fpk_dump_tensor(dw, r->wi)->name, r->wname) ||
         strcmp(fpk_dump_tensor(du, r->ui)->name, r->uname) ||
-        fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count)
-        cli_die(CLI_EXIT_USAGE, "%s: the file changed while being read", r->wfile);
+        fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count) {
+        char *msg = cli_strf("%s: the file changed while being read", r->wfile);
+        row_fail(p, CLI_EXIT_USAGE, msg);
+        free(msg);
+        goto done;
+    }
     uint64_t n = fpk_dump_tensor(dw, r->wi)->count;
     sw_calc_row(x, i);
     for (uint64_t first = 0; first < n;) {
         size_t k = n - first < CHUNK ? (size_t)(n - first) : CHUNK;
-        fpk_error err;
         if (fpk_dump_read(dw, r->wi, first, k, wb, &err) != FPK_OK ||
-            fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK)
-            cli_die_error(&err);
+            fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK) {
+            row_fail(p, cli_error_status(&err), err.msg);
+            goto done;
+        }
         for (size_t e = 0; e < k; e++)
             sw_calc_add(x, run, r, wb[e], ub[e]);
         first += k;
     }
-    fpk_dump_close(dw);
-    fpk_dump_close(du);
+    ok = true;
+done:
+    if (dw)
+        fpk_dump_close(dw);
+    if (du)
+        fpk_dump_close(du);
+    return ok;
 }
-
-/* The rows shared out among threads, each taking the next one left. */
-typedef struct row_pool {
-    opts *o;
-    const bool *mine;     /* the rows this process computes (NULL: all) */
-    pthread_mutex_t lock; /* guards next */
-    size_t next;
-} row_pool;
 
 static void *row_worker(void *arg)
 {
@@ -324,11 +350,10 @@ static void *row_worker(void *arg)
         pthread_mutex_lock(&p->lock);
         while (p->mine && p->next < run->nrows && !p->mine[p->next])
             p->next++;
-        size_t i = p->next < run->nrows ? p->next++ : run->nrows;
+        size_t i = p->failed || p->next >= run->nrows ? run->nrows : p->next++;
         pthread_mutex_unlock(&p->lock);
-        if (i == run->nrows)
+        if (i == run->nrows || !analyse_row(p, x, i, wb, ub))
             break;
-        analyse_row(p->o, x, i, wb, ub);
     }
     free(wb);
     free(ub);
@@ -374,6 +399,8 @@ static void analyse(opts *o)
         pthread_join(tids[k], NULL);
     free(tids);
     pthread_mutex_destroy(&p.lock);
+    if (p.failed)
+        cli_die(p.status, "%s", p.msg);
 #ifdef FPSWAMP_MPI
     sw_mpi_gather_rows(run, mine);
 #endif
