@@ -153,6 +153,25 @@ else
     bad "ranks with different files: exit status $rc (want 3): $(grep -v '^-' "$tmp/more.out" | head -n 3)"
 fi
 
+# Rank 0 alone plots: gnuplot is not needed on the other ranks' nodes.
+cat >"$tmp/rank0-gnuplot" <<'EOF'
+#!/bin/sh
+if [ "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" != 0 ]; then
+    FPKIT_GNUPLOT=/nonexistent
+    export FPKIT_GNUPLOT
+fi
+exec "$@"
+EOF
+chmod +x "$tmp/rank0-gnuplot"
+rc=0
+timeout 120 "$MPIRUN" -n 2 "$tmp/rank0-gnuplot" "$MPI_TOOL" --quiet --plot "$tmp/ranks.png" \
+    "$srcdir/tests/data/sample" >"$tmp/plot.out" 2>&1 || rc=$?
+if [ "$rc" -eq 0 ] && [ -s "$tmp/ranks.png" ]; then
+    ok
+else
+    bad "gnuplot on rank 0 only: exit status $rc: $(grep -v '^-' "$tmp/plot.out" | head -n 3)"
+fi
+
 # Failures every rank meets, and --version, are written once, by rank 0.
 once() {
     name=$1 pattern=$2

@@ -892,9 +892,14 @@ int main(int argc, char **argv)
     }
     if (cli_is_stdout(o.json) && cli_is_stdout(o.csv))
         cli_die(CLI_EXIT_USAGE, "--json - and --csv - cannot both write to standard output");
-    if (o.plot)
+#ifdef FPGRAD_MPI
+    bool plots_here = mpi_job_rank() == 0; /* rank 0 writes everything */
+#else
+    bool plots_here = true;
+#endif
+    if (o.plot && plots_here)
         gp_check(o.plot, "hist.gp");
-    else if (o.report && gp_program())
+    else if (o.report && plots_here && gp_program())
         free(gp_script("hist.gp"));
 
     cli_files fs = {0};

@@ -529,7 +529,11 @@ int main(int argc, char **argv)
     if (!o.run.main_report && (steps_given || seeds_given))
         cli_die(CLI_EXIT_USAGE, "options --steps and --seeds need --lr when --lr-sweep is given");
 
+#ifdef FPSWAMP_MPI
+    if (o.plot && mpi_job_rank() == 0) /* rank 0 alone plots */
+#else
     if (o.plot)
+#endif
         sw_plot_check(o.plot);
 
     entries ws = {0}, us = {0};
