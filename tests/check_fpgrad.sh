@@ -492,6 +492,16 @@ for opt in --help --version; do
     fi
 done
 
+# A JSON that cannot be written: status 3, the file and the reason named.
+rc=0
+"$FPGRAD" --quiet --json /dev/full "$srcdir/tests/data/sample" 2>"$tmp/jfull.err" || rc=$?
+if [ "$rc" -eq 3 ] &&
+    grep -q '^fpgrad: /dev/full: writing the JSON failed: No space left on device' "$tmp/jfull.err"; then
+    ok
+else
+    bad "--json /dev/full: status $rc: $(cat "$tmp/jfull.err")"
+fi
+
 # The usage lines of --help are the SYNOPSIS of the man page.
 synopsis "$manpage" "$tmp/help.out"
 

@@ -672,15 +672,7 @@ static void write_outputs(const opts *o)
 {
     const fr_run *run = &o->run;
     if (o->json) {
-        outfile f;
-        outfile_open(&f, o->json);
-        json_t *j = fr_json(run);
-        if (!j ||
-            json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0 ||
-            fputc('\n', f.fp) == EOF)
-            cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", o->json);
-        json_decref(j);
-        outfile_commit(&f);
+        outfile_json(o->json, fr_json(run));
     }
     if (o->plot)
         fr_plot(run, o->plot, o->width, o->height);

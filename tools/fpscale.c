@@ -451,16 +451,7 @@ static void guard_outputs(const opts *o)
 static void write_outputs(const opts *o)
 {
     if (o->json) {
-        outfile f;
-        outfile_open(&f, o->json);
-        json_t *j = scale_json(&o->run);
-        if (!j ||
-            json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) !=
-                0 ||
-            fputc('\n', f.fp) == EOF)
-            cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", o->json);
-        json_decref(j);
-        outfile_commit(&f);
+        outfile_json(o->json, scale_json(&o->run));
     }
     if (o->plot)
         scale_plot(&o->run, o->plot, o->width, o->height);

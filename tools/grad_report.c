@@ -197,16 +197,10 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
 {
     make_dir(dir);
     char *path = cli_strf("%s/%s", dir, grad_report_files[REPORT_JSON]);
-    outfile f;
-    outfile_open(&f, path);
-    json_t *j = grad_json(run);
-    if (!j || json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) ||
-        fputc('\n', f.fp) == EOF)
-        cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed", path);
-    json_decref(j);
-    outfile_commit(&f);
+    outfile_json(path, grad_json(run));
     free(path);
     path = cli_strf("%s/%s", dir, grad_report_files[REPORT_CSV]);
+    outfile f;
     outfile_open(&f, path);
     grad_csv(run, f.fp);
     outfile_commit(&f);

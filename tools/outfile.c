@@ -353,6 +353,21 @@ void outfile_discard(const char *tmp)
     outfile_forget(tmp);
 }
 
+void outfile_json(const char *path, json_t *j)
+{
+    if (!j)
+        cli_die(CLI_EXIT_INTERNAL, "%s: out of memory making the JSON", path);
+    outfile f;
+    outfile_open(&f, path);
+    errno = 0;
+    if (json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0 ||
+        fputc('\n', f.fp) == EOF)
+        cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed: %s", path,
+                ferror(f.fp) && errno ? strerror(errno) : "a value JSON cannot encode");
+    json_decref(j);
+    outfile_commit(&f);
+}
+
 void outfile_commit(outfile *o)
 {
     if (o->direct) {

@@ -11,6 +11,7 @@
 #ifndef FPKIT_OUTFILE_H
 #define FPKIT_OUTFILE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -45,6 +46,12 @@ char *outfile_tmpname(const char *path);
 /* Flushes, closes and renames O into place (stdout is flushed only); dies
  * with status 3 and a message naming the file if any of it fails. */
 void outfile_commit(outfile *o);
+
+/* Writes the JSON J to PATH as the tools write their reports: indented,
+ * keys in order, reals to 17 significant digits, a final newline; whole or
+ * not at all.  J's reference is dropped.  Dies with status 3 and a message
+ * naming PATH and the reason (J NULL: out of memory making it). */
+void outfile_json(const char *path, json_t *j);
 
 /* Moves TMP (from outfile_tmpname) to PATH; dies with status 3 on failure. */
 void outfile_rename(const char *tmp, const char *path);
