@@ -659,7 +659,17 @@ static void analyse(opts *o, const cli_files *fs)
         grad_shard_bases(run);
     bool *mine = NULL;
 #ifdef FPGRAD_MPI
-    /* Whole files shared out among the ranks by their elements. */
+    /* The same tensors on every rank, then whole files shared out among
+     * the ranks by their elements. */
+    cli_buf listing = {0};
+    for (size_t i = 0; i < run->nrows; i++) {
+        const grad_row *r = &run->rows[i];
+        cli_buf_put(&listing, &jobs[i].file, sizeof jobs[i].file);
+        cli_buf_put(&listing, &r->count, sizeof r->count);
+        cli_buf_put(&listing, r->name, strlen(r->name) + 1);
+    }
+    mpi_job_same(&listing, "tensors");
+    free(listing.p);
     mpi_job_collective(false);
     uint64_t *per_file = cli_xcalloc(fs->n, sizeof *per_file);
     int *owner = cli_xcalloc(fs->n, sizeof *owner);

@@ -370,7 +370,18 @@ static void analyse(opts *o)
     sw_row_alloc(run, &run->total);
     bool *mine = NULL;
 #ifdef FPSWAMP_MPI
-    /* The rows shared out among the ranks by their elements. */
+    /* The same pairs on every rank, shared out among the ranks by their
+     * elements. */
+    cli_buf listing = {0};
+    for (size_t i = 0; i < run->nrows; i++) {
+        const sw_row *r = &run->rows[i];
+        cli_buf_put(&listing, &r->ndim, sizeof r->ndim);
+        cli_buf_put(&listing, r->shape, (size_t)r->ndim * sizeof r->shape[0]);
+        cli_buf_put(&listing, r->wname, strlen(r->wname) + 1);
+        cli_buf_put(&listing, r->uname, strlen(r->uname) + 1);
+    }
+    mpi_job_same(&listing, "weight and update pairs");
+    free(listing.p);
     mpi_job_collective(false);
     size_t slots = run->nrows ? run->nrows : 1;
     uint64_t *weight = cli_xcalloc(slots, sizeof *weight);

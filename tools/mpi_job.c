@@ -93,6 +93,19 @@ void mpi_job_check(int rc, const char *what)
     cli_die(CLI_EXIT_INTERNAL, "MPI: %s failed: %.*s", what, len, why);
 }
 
+void mpi_job_same(const cli_buf *b, const char *what)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    for (size_t i = 0; i < b->len; i++)
+        h = (h ^ b->p[i]) * UINT64_C(0x100000001b3);
+    uint64_t v[2] = {h, ~h}; /* the least and, complemented, the largest */
+    mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD),
+                  "comparing the listings");
+    if (v[0] != ~v[1])
+        cli_die(CLI_EXIT_USAGE, "the ranks found different %s: give every rank the same paths, "
+                "on a file system where they see the same files", what);
+}
+
 void mpi_job_sum_u64(uint64_t *v, size_t n)
 {
     mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD),

@@ -24,6 +24,10 @@ void mpi_job_collective(bool collective);
  * each to the rank with the least weight so far (the lowest on a tie). */
 void mpi_job_share(const uint64_t *weight, size_t n, int *owner);
 
+/* Dies with status 2 unless every rank has the same bytes in B, what it
+ * listed (WHAT names it): the ranks must be given the same inputs. */
+void mpi_job_same(const cli_buf *b, const char *what);
+
 /* V[0..N-1] := their sums over the ranks, on every rank. */
 void mpi_job_sum_u64(uint64_t *v, size_t n);
 
