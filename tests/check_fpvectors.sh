@@ -170,7 +170,7 @@ for spec in "1 sqrt fp32" "2 add fp16" "3 fma fp16"; do
     # shellcheck disable=SC2086
     set -- $spec
     for level in $levels; do
-        want=$(sed -n "s/^\\.It $1 operand.*Ta \\([0-9,]*\\) Ta \\([0-9,]*\\)\$/\\$level/p" "$manv" | tr -d ,)
+        want=$(sed -n "s/^\\.It $1 Ta \\([0-9,]*\\) Ta \\([0-9,]*\\)\$/\\$level/p" "$manv" | tr -d ,)
         got=$("$FPVECTORS" --op "$2" --fmt "$3" --level "$level" | wc -l | tr -d ' ')
         if [ -n "$want" ] && [ "$got" -eq "$want" ]; then ok; else bad "--level $level --op $2: $got cases, the man page says '$want'"; fi
     done
