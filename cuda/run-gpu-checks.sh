@@ -12,7 +12,7 @@
 #   5. the PyTorch mode of tools/fpkit_dump.py (where torch sees the GPU),
 # and prints a summary table last.  Sized for one H200-class GPU and 16 host
 # cores: under 8 minutes, most of it the library's side of step 2; each
-# step has its own time limit, 11.5 minutes in all.
+# step has its own time limit: 17.5 minutes in all, 12.5 without the build.
 #
 # usage: cuda/run-gpu-checks.sh [BUILD_DIR]   (default: /tmp/fpkit-gpu-build)
 # With FPK_GPU_PREBUILT=1 the build is skipped: BUILD_DIR already holds one
@@ -24,7 +24,8 @@
 set -uo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-/tmp/fpkit-gpu-build}
+# absolute: the steps run from inside it
+build=$(mkdir -p "${1:-/tmp/fpkit-gpu-build}" && cd "${1:-/tmp/fpkit-gpu-build}" && pwd) || exit 2
 logs=$build/gpu-checks
 jobs=$(nproc 2>/dev/null || echo 4)
 start=$SECONDS
@@ -69,6 +70,10 @@ if [ "${FPK_GPU_PREBUILT:-0}" = 1 ]; then
     rc=0
     took=$((SECONDS - t0))
     gencode=prebuilt
+elif [ -f "$src/config.status" ] && [ "$build" != "$src" ]; then
+    echo "run-gpu-checks: $src is configured in place, so it cannot also be built in" \
+        "$build: run 'make distclean' there, or give $src as BUILD_DIR" >&2
+    exit 2
 else
 # shellcheck disable=SC2016 # expanded by the inner bash, from the exported variables
 step "build (sm_$cap)" 300 "$logs/build.log" bash -c '
