@@ -182,7 +182,7 @@ extern "C" int hw_dev_open(int ordinal, hw_device *d, char *msg, size_t len)
     }
     if (ordinal >= count) {
         snprintf(msg, len, "no CUDA device %d (there are %d)", ordinal, count);
-        return -1;
+        return 1;
     }
     cudaDeviceProp p;
     if ((rc = cudaSetDevice(ordinal)) != cudaSuccess ||
