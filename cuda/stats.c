@@ -136,7 +136,11 @@ static int parse_formats(const char *list, const fpk_format **f, fpk_error *err)
             return -1;
         }
         f[n++] = g;
-        p += len + (p[len] == ',');
+        p += len;
+        if (*p == ',' && !*++p) { /* "fp16,": an empty last name */
+            fail(err, FPK_ESYNTAX, "device statistics: the format list \"%s\" is not valid", list);
+            return -1;
+        }
     }
     return n;
 }

@@ -71,6 +71,7 @@ START_TEST(test_json_names)
         {"f24", "fp16", "rne", "unknown element type \"f24\""},
         {"f32", "fp16,fp17", "rne", "unknown format \"fp17\""},
         {"f32", "fp16,,bf16", "rne", "format list"},
+        {"f32", "fp16,", "rne", "format list"},
         {"f32", "fp16,half", "rne", "listed twice"},
         {"f32", "fp16", "nearest", "unknown rounding mode \"nearest\""},
         {"f32",
