@@ -11,6 +11,8 @@
 #ifndef FPKIT_ARRAY_IMPL_H
 #define FPKIT_ARRAY_IMPL_H
 
+#include <fenv.h>
+
 #include "fpkit-impl.h"
 
 /* Elements per kernel block: a multiple of every vector length, and small
@@ -152,6 +154,19 @@ static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
     case 4: return ((const uint32_t *)x)[i];
     default: return ((const uint64_t *)x)[i];
     }
+}
+
+/* The kernels run on the host's vector unit (F16C, vcvtph2ps, vsubps and
+ * the squared errors' sums), which raises its own exception flags: each
+ * thread that runs them does so in the default floating-point environment
+ * (round to nearest, every exception masked, no FTZ or DAZ), whatever
+ * traps the caller enabled (feenableexcept), and gets its own environment
+ * back, flags included.  fpki_fp_default saves it into *SAVED and sets the
+ * default; fesetenv(SAVED) restores it. */
+static inline void fpki_fp_default(fenv_t *saved)
+{
+    fegetenv(saved);
+    fesetenv(FE_DFL_ENV);
 }
 
 /* An OpenMP directive, or nothing where the library is built without

@@ -12,8 +12,6 @@
  * The squared errors of fake quantisation (the sums of an SQNR) are
  * summed in lanes of doubles by the kernels too: rounded and summed in one
  * pass where a kernel can, else quantised a part at a time and summed. */
-#include <fenv.h>
-
 #include "array-kern.h"
 
 /* Outputs at least this large are written with non-temporal stores: they
@@ -144,11 +142,17 @@ static void convert(const fpk_format *f, bool quant, void *z, fpk_dtype from, co
     unsigned flags = 0;
     int nt = fpki_threads(threads, n);
     (void)nt;
-    FPKI_OMP(omp parallel for num_threads(nt) schedule(static) reduction(| : flags))
-    for (size_t k = 0; k < pieces; k++) {
-        size_t first = k * FPKI_PIECE, len = n - first < FPKI_PIECE ? n - first : FPKI_PIECE;
-        flags |= fast ? convert_fast(&p, isa, z, from, x, first, len, c->sr_counter, stream)
-                      : convert_scalar(f, quant, z, from, x, first, len, c);
+    FPKI_OMP(omp parallel num_threads(nt) reduction(| : flags))
+    {
+        fenv_t env;
+        fpki_fp_default(&env);
+        FPKI_OMP(omp for schedule(static))
+        for (size_t k = 0; k < pieces; k++) {
+            size_t first = k * FPKI_PIECE, len = n - first < FPKI_PIECE ? n - first : FPKI_PIECE;
+            flags |= fast ? convert_fast(&p, isa, z, from, x, first, len, c->sr_counter, stream)
+                          : convert_scalar(f, quant, z, from, x, first, len, c);
+        }
+        fesetenv(&env);
     }
     c->flags |= flags;
     if (c->round == FPK_SR)
@@ -176,20 +180,10 @@ bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const voi
     return true;
 }
 
-/* The squared errors are summed in the default floating-point
- * environment (round to nearest, no flush to zero, no denormals read as
- * zero), whatever the caller's, which gets its own back, flags included:
- * default_env saves the caller's into *SAVED and sets the default. */
-static void default_env(fenv_t *saved)
-{
-    fegetenv(saved);
-    fesetenv(FE_DFL_ENV);
-}
-
 void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, double *e2)
 {
     fenv_t env;
-    default_env(&env);
+    fpki_fp_default(&env);
     fpki_lanes_fns[fpki_isa_best()](x, y, n, 0, x2, y ? e2 : NULL);
     fesetenv(&env);
 }
@@ -220,7 +214,7 @@ bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const 
             return false;
     fpki_isa isa = fpki_isa_best();
     fenv_t env;
-    default_env(&env);
+    fpki_fp_default(&env);
     for (int j0 = 0; j0 < nf; j0 += FPKI_SQ_FORMATS) {
         int k = nf - j0 < FPKI_SQ_FORMATS ? nf - j0 : FPKI_SQ_FORMATS;
         double *gx2 = j0 ? NULL : x2, *ge2 = e2 ? e2 + FPK_LANES * j0 : NULL;

@@ -344,6 +344,8 @@ void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int
     (void)nt;
     FPKI_OMP(omp parallel num_threads(nt))
     {
+        fenv_t env;
+        fpki_fp_default(&env);
         part mine;
         memset(&mine, 0, sizeof mine);
         FPKI_OMP(omp for schedule(static))
@@ -353,6 +355,7 @@ void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int
         }
         FPKI_OMP(omp critical)
         merge_part(&total, &mine, s->nformats, p.keys.n);
+        fesetenv(&env);
     }
     commit(&p, &total, n);
 }
@@ -417,6 +420,8 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
     (void)nt;
     FPKI_OMP(omp parallel num_threads(nt))
     {
+        fenv_t env;
+        fpki_fp_default(&env);
         unsigned char *raw = malloc(FPKI_PIECE * size);
         part *mine = calloc((size_t)ns, sizeof *mine);
         fpk_error e;
@@ -443,6 +448,7 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
         }
         free(mine);
         free(raw);
+        fesetenv(&env);
     }
     for (int k = 0; rc == FPK_OK && k < ns; k++)
         commit(&plans[k], &total[k], n);

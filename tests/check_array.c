@@ -15,10 +15,13 @@
  *     errors of fpk_convert's results, lane by lane, flags and SR counters
  *     too, also under that MXCSR;
  *   - the same results with 1 and 2 threads, and from an array split into
- *     calls anywhere.
+ *     calls anywhere;
+ *   - with every floating-point exception trapped: no trap, no host flag
+ *     left raised, the same results.
  * fpk_convert and fpk_stats_add are themselves checked against MPFR
  * (check_convert, check_stats).  FPK_EXHAUSTIVE raises the random count
  * to 10^7 float32 per format and mode. */
+#define _GNU_SOURCE /* feenableexcept */
 #include <check.h>
 #include <fenv.h>
 #include <inttypes.h>
@@ -657,6 +660,120 @@ START_TEST(test_mxcsr)
 }
 END_TEST
 
+#if defined(__GLIBC__)
+/* A's ctx: mode M (RNE, RTZ, SR) and, with V, tininess before rounding
+ * (the F16C path). */
+static fpk_ctx trap_ctx(int m, int v)
+{
+    static const fpk_round modes[] = {FPK_RNE, FPK_RTZ, FPK_SR};
+    fpk_ctx c = fpk_ctx_default();
+    c.round = modes[m];
+    c.tiny_before = v;
+    return c;
+}
+
+/* Runs CALL with every floating-point exception trapped and the flags
+ * clear; returns the flags it left raised. */
+#define TRAPPED(call)                                                        \
+    ({                                                                       \
+        feclearexcept(FE_ALL_EXCEPT);                                        \
+        feenableexcept(FE_ALL_EXCEPT);                                       \
+        call;                                                                \
+        int raised_ = fetestexcept(FE_ALL_EXCEPT);                           \
+        fedisableexcept(FE_ALL_EXCEPT);                                      \
+        raised_;                                                             \
+    })
+#endif
+
+/* With every floating-point exception trapped (feenableexcept), the array
+ * calls neither trap nor leave a host flag raised (their vector
+ * instructions run in the default environment), and give what they give
+ * untrapped: signaling NaNs, the largest float32, tiny values and float32
+ * subnormals among the inputs, float32 and fp16 sources, 2 threads. */
+START_TEST(test_traps)
+{
+#if defined(__GLIBC__)
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 9);
+    size_t n = 3 * 65536 + 77;
+    uint32_t *x = random_f32(&rng, &fpk_e4m3, n);
+    static const uint32_t odd[] = {0x7fa00000, 0xffc00001, 0x7f7fffff, 0xff800000,
+                                   0x33800001, 0x00000001, 0x80400000, 0x477ff000};
+    for (size_t i = 0; i < n; i += 97)
+        x[i] = odd[(i / 97) % (sizeof odd / sizeof odd[0])];
+    uint16_t *h = xmalloc(n * sizeof *h); /* fp16: 0x7d00 a signaling NaN */
+    for (size_t i = 0; i < n; i++)
+        h[i] = i % 89 ? (uint16_t)(x[i] >> 16) : 0x7d00;
+    float *za = xmalloc(n * 4), *zb = xmalloc(n * 4);
+    fpk_stats *sa = xmalloc(sizeof *sa), *sb = xmalloc(sizeof *sb);
+    const fpk_format *fmts[FAST_TARGETS];
+    for (int t = 0; t < FAST_TARGETS; t++)
+        fmts[t] = target(t);
+    for (int s = 0; s < nisas; s++) {
+        setenv("FPK_ISA", isas[s], 1);
+        for (int t = 0; t < FAST_TARGETS; t++)
+            for (int m = 0; m < 3; m++)
+                for (int v = 0; v < 2; v++) {
+                    const fpk_format *f = target(t);
+                    fpk_ctx a = trap_ctx(m, v), b = a;
+                    ck_assert(fpk_array_quantize(f, zb, FPK_DTYPE_F32, x, n, &b, 2));
+                    int raised = TRAPPED(fpk_array_quantize(f, za, FPK_DTYPE_F32, x, n, &a, 2));
+                    bool same = memcmp(za, zb, n * 4) == 0 && a.flags == b.flags;
+                    a = b = trap_ctx(m, v);
+                    fpk_array_convert(f, zb, FPK_DTYPE_F16, h, n, &b, 2);
+                    raised |= TRAPPED(fpk_array_convert(f, za, FPK_DTYPE_F16, h, n, &a, 2));
+                    same = same && memcmp(za, zb, n * fpk_array_size(f)) == 0 && a.flags == b.flags;
+                    if (raised || !same)
+                        tu_fail(&rep, "%s %s %s%s: %s, host flags %#x left raised", isas[s],
+                                f->name, tu_mode_name(a.round), v ? " tiny_before" : "",
+                                same ? "same results" : "other results", (unsigned)raised);
+                    else
+                        rep.cases++, rep.total_cases++;
+                }
+        for (int m = 0; m < 3; m++) {
+            fpk_ctx c = trap_ctx(m, 0);
+            fpk_stats_init(sb, fmts, FAST_TARGETS, 3.0, &c);
+            fpk_stats_init(sa, fmts, FAST_TARGETS, 3.0, &c);
+            fpk_stats_add_array(sb, FPK_DTYPE_F32, x, n, 2);
+            fpk_stats_add_array(sb, FPK_DTYPE_F16, h, n, 2);
+            int raised = TRAPPED(fpk_stats_add_array(sa, FPK_DTYPE_F32, x, n, 2));
+            raised |= TRAPPED(fpk_stats_add_array(sa, FPK_DTYPE_F16, h, n, 2));
+            fpk_ctx ca[FAST_TARGETS], cb[FAST_TARGETS];
+            double x2a[FPK_LANES] = {0}, x2b[FPK_LANES] = {0};
+            double e2a[FPK_LANES * FAST_TARGETS] = {0}, e2b[FPK_LANES * FAST_TARGETS] = {0};
+            for (int t = 0; t < FAST_TARGETS; t++)
+                ca[t] = cb[t] = trap_ctx(m == 2 ? 0 : m, 0);
+            ck_assert(fpk_array_quantize_sqerr_formats(FAST_TARGETS, fmts, (const float *)x, n,
+                                                       cb, x2b, e2b));
+            raised |= TRAPPED(fpk_array_quantize_sqerr_formats(FAST_TARGETS, fmts,
+                                                               (const float *)x, n, ca, x2a, e2a));
+            bool same = memcmp(sa, sb, sizeof *sa) == 0 && memcmp(x2a, x2b, sizeof x2a) == 0 &&
+                        memcmp(e2a, e2b, sizeof e2a) == 0;
+            if (raised || !same)
+                tu_fail(&rep, "%s statistics and squared errors, %s: %s, host flags %#x left raised",
+                        isas[s], tu_mode_name(c.round), same ? "same results" : "other results",
+                        (unsigned)raised);
+            else
+                rep.cases++, rep.total_cases++;
+        }
+    }
+    unsetenv("FPK_ISA");
+    free(x);
+    free(h);
+    free(za);
+    free(zb);
+    free(sa);
+    free(sb);
+    tu_report_line(&rep, "every exception trapped: no trap, no flag left, the same results");
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+#else
+    printf("%s: traps: feenableexcept is glibc's\n", SUITE);
+#endif
+}
+END_TEST
+
 /* Sizes, the formats fpk_array_quantize refuses, and quantising in place. */
 START_TEST(test_sizes_and_in_place)
 {
@@ -1116,6 +1233,7 @@ static Suite *array_suite(void)
     tcase_add_test(tc, test_sr_bits);
     tcase_add_test(tc, test_sr_edges);
     tcase_add_test(tc, test_mxcsr);
+    tcase_add_test(tc, test_traps);
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_streaming);
     tcase_add_test(tc, test_stats);
