@@ -471,7 +471,8 @@ void fpk_array_convert(const fpk_format *to, void *z, fpk_dtype from, const void
                        fpk_ctx *c, int threads);
 
 /* Fake quantisation: Z[i] := the value of the encoding fpk_array_convert
- * gives for X[i], as a float32 (NaN: the canonical 0x7fc00000), with the
+ * gives for X[i], as a float32 (NaN: the canonical 0x7fc00000; a
+ * FPK_SPECIAL_NONE format's .nan, the sign bit alone, is -0.0f), with the
  * same flags and SR counters.  F's values must all be float32 values
  * (man_bits <= 23, emax <= 127, emin - man_bits >= -149; every built-in
  * format but fp64): returns false, and does nothing, for another F.  Z
