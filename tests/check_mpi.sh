@@ -157,6 +157,16 @@ for opts in "--shards --scale auto" ""; do
         bad "ranks with different files ($opts): exit status $rc (want 2): $(grep -v '^-' "$tmp/more.out" | head -n 3)"
     fi
 done
+mkdir "$tmp/renamed" # the same tensors in files of other names
+for f in "$tmp/ranks/"*; do cp "$f" "$tmp/renamed/r-$(basename "$f")"; done
+rc=0
+timeout 120 "$MPIRUN" -n 1 "$MPI_TOOL" --quiet "$tmp/ranks" : \
+    -n 1 "$MPI_TOOL" --quiet "$tmp/renamed" >"$tmp/renamed.out" 2>&1 || rc=$?
+if [ "$rc" -eq 2 ] && grep -q "^fpgrad-mpi: the ranks found different tensors" "$tmp/renamed.out"; then
+    ok
+else
+    bad "ranks with renamed files: exit status $rc (want 2): $(grep -v '^-' "$tmp/renamed.out" | head -n 3)"
+fi
 mkdir "$tmp/fewer"
 cp "$srcdir/tests/data/sample/"* "$tmp/fewer/"
 rm "$tmp/fewer/step-000919.safetensors"
@@ -167,6 +177,18 @@ if [ "$rc" -eq 2 ] && grep -q "^fpswamp-mpi: the ranks found different weight an
     ok
 else
     bad "fpswamp-mpi, ranks with different files: exit status $rc (want 2): $(grep -v '^-' "$tmp/fewer.out" | head -n 3)"
+fi
+
+# A failed MPI call (ranks given other --formats: counts of other lengths)
+# is reported with MPI's reason, status 3, not by MPI's own abort.
+rc=0
+timeout 120 "$MPIRUN" -n 1 "$MPI_TOOL" --quiet --formats fp16 "$srcdir/tests/data/sample" : \
+    -n 1 "$MPI_TOOL" --quiet --formats fp16,bf16,e4m3,e5m2 "$srcdir/tests/data/sample" \
+    >"$tmp/mpifail.out" 2>&1 || rc=$?
+if [ "$rc" -eq 3 ] && grep -q "^fpgrad-mpi: MPI: .* failed: " "$tmp/mpifail.out"; then
+    ok
+else
+    bad "a failed MPI call: exit status $rc (want 3): $(grep -v '^-' "$tmp/mpifail.out" | head -n 3)"
 fi
 
 # Rank 0 alone plots: gnuplot is not needed on the other ranks' nodes.

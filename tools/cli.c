@@ -66,6 +66,14 @@ void cli_buf_get(cli_buf *b, void *x, size_t n)
     b->at += n;
 }
 
+uint64_t cli_buf_hash(const cli_buf *b)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < b->len; i++)
+        h = (h ^ b->p[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
 int cli_error_status(const fpk_error *err)
 {
     return err->code == FPK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_USAGE;

@@ -39,6 +39,8 @@ typedef struct cli_buf {
 } cli_buf;
 void cli_buf_put(cli_buf *b, const void *x, size_t n);
 void cli_buf_get(cli_buf *b, void *x, size_t n);
+/* The 64-bit FNV-1a hash of B's bytes. */
+uint64_t cli_buf_hash(const cli_buf *b);
 
 /* The exit status for a library error: 3 for FPK_ENOMEM, else 2 (the
  * input is at fault). */

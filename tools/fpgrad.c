@@ -664,9 +664,11 @@ static void analyse(opts *o, const cli_files *fs)
     cli_buf listing = {0};
     for (size_t i = 0; i < run->nrows; i++) {
         const grad_row *r = &run->rows[i];
-        cli_buf_put(&listing, &jobs[i].file, sizeof jobs[i].file);
-        cli_buf_put(&listing, &r->count, sizeof r->count);
+        const char *path = fs->v[jobs[i].file];
+        cli_buf_put(&listing, path, strlen(path) + 1);
         cli_buf_put(&listing, r->name, strlen(r->name) + 1);
+        cli_buf_put(&listing, &r->dtype, sizeof r->dtype);
+        cli_buf_put(&listing, &r->count, sizeof r->count);
     }
     mpi_job_same(&listing, "tensors");
     free(listing.p);

@@ -375,10 +375,12 @@ static void analyse(opts *o)
     cli_buf listing = {0};
     for (size_t i = 0; i < run->nrows; i++) {
         const sw_row *r = &run->rows[i];
+        cli_buf_put(&listing, r->wfile, strlen(r->wfile) + 1);
+        cli_buf_put(&listing, r->wname, strlen(r->wname) + 1);
+        cli_buf_put(&listing, r->ufile, strlen(r->ufile) + 1);
+        cli_buf_put(&listing, r->uname, strlen(r->uname) + 1);
         cli_buf_put(&listing, &r->ndim, sizeof r->ndim);
         cli_buf_put(&listing, r->shape, (size_t)r->ndim * sizeof r->shape[0]);
-        cli_buf_put(&listing, r->wname, strlen(r->wname) + 1);
-        cli_buf_put(&listing, r->uname, strlen(r->uname) + 1);
     }
     mpi_job_same(&listing, "weight and update pairs");
     free(listing.p);

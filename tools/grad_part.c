@@ -110,15 +110,6 @@ void grad_row_get(cli_buf *b, grad_row *r, int nf)
             bad_bytes(b, "counts or errors out of range");
 }
 
-/* The 64-bit FNV-1a hash of P[0..N-1]. */
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 static void put_text(cli_buf *b, const char *s)
 {
     uint32_t n = (uint32_t)strlen(s);
@@ -169,7 +160,7 @@ void grad_part_write(const char *path, const grad_run *run, const grad_sums *err
     cli_buf_put(&b, &run->total.count, sizeof run->total.count);
     grad_row_put(&b, &run->total, nf);
     cli_buf_put(&b, err, (size_t)nf * sizeof *err);
-    uint64_t h = fnv1a(b.p, b.len);
+    uint64_t h = cli_buf_hash(&b);
     cli_buf_put(&b, &h, sizeof h);
     outfile f;
     outfile_open(&f, path);
@@ -204,7 +195,7 @@ static void read_whole(const char *path, cli_buf *b)
         bad_bytes(b, "no \"fpgrad partial 1\" line");
     b->len -= sizeof h;
     memcpy(&h, b->p + b->len, sizeof h);
-    if (h != fnv1a(b->p, b->len)) {
+    if (h != cli_buf_hash(b)) {
         b->at = b->len;
         bad_bytes(b, "the hash of the contents does not match: the file is damaged");
     }

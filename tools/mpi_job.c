@@ -95,9 +95,7 @@ void mpi_job_check(int rc, const char *what)
 
 void mpi_job_same(const cli_buf *b, const char *what)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
-    for (size_t i = 0; i < b->len; i++)
-        h = (h ^ b->p[i]) * UINT64_C(0x100000001b3);
+    uint64_t h = cli_buf_hash(b);
     uint64_t v[2] = {h, ~h}; /* the least and, complemented, the largest */
     mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD),
                   "comparing the listings");
