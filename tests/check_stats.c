@@ -696,7 +696,8 @@ END_TEST
 
 /* Formats without normal numbers (e1mY: max finite is a subnormal, and
  * overflow, judged at the format's precision, starts below 2^emin): every
- * multiple of 2^-8 in (-4, 4) through both statistics paths, in every
+ * multiple of 2^-10 in (-4, 4) through both statistics paths (enough
+ * elements for fpk_stats_add_array's thresholds), in every
  * deterministic mode and variant, each element's class from the
  * reference. */
 START_TEST(test_stats_no_normals)
@@ -705,11 +706,11 @@ START_TEST(test_stats_no_normals)
     const fpk_format *fmts[COUNT(names)];
     for (size_t j = 0; j < COUNT(names); j++)
         fmts[j] = fpk_format_lookup(names[j]);
-    enum { N = 2 * 4 * 256 - 1 };
+    enum { N = 2 * 4 * 1024 - 1 };
     double x[N];
     float xf[N];
     for (int i = 0; i < N; i++)
-        xf[i] = (float)(x[i] = (i - 4 * 256 + 1) * 0x1p-8);
+        xf[i] = (float)(x[i] = (i - 4 * 1024 + 1) * 0x1p-10);
     tu_report rep;
     tu_report_init(&rep, SUITE);
     fpk_stats *got = malloc(sizeof *got), *arr = malloc(sizeof *arr);
@@ -734,7 +735,7 @@ START_TEST(test_stats_no_normals)
                 counts_equal(&rep, &want, &arr->fmt[j], what, fmts[j]->name);
             }
         }
-    tu_report_line(&rep, "e1m0, e1m1, e1m3, e1m6: every multiple of 2^-8 in (-4, 4), both paths");
+    tu_report_line(&rep, "e1m0, e1m1, e1m3, e1m6: every multiple of 2^-10 in (-4, 4), both paths");
     free(got);
     free(arr);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
