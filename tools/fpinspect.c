@@ -507,7 +507,9 @@ static char *zero_threshold(const fpk_format *f, const opts *o, bool neg)
     else if (to_zero(f, o, neg, h - 1, unit))
         out = cli_strf("0 < %s < %s", x, t = scaled_text(h, unit));
     else
-        out = cli_strf("never (%s > 0 keeps a nonzero result)", x);
+        out = cli_strf(f->max_finite == 0 ? "never (every %s > 0 overflows)"
+                                          : "never (%s > 0 keeps a nonzero result)",
+                       x);
     free(t);
     return out;
 }

@@ -75,8 +75,8 @@ static bool other_neighbour(const vec_spec *s, const vec_case *got)
 /* The class of a mismatch between GOT and WANT (the library's), or -1 when
  * they agree.  The first that applies: flags (the results agree); overflow
  * (an overflow flag on either side, a NaN or infinite result for finite
- * operands where a normal one was due; to_int: a finite operand beyond
- * int64); nan (a NaN result or operand); rounding (the other neighbour of
+ * operands where a normal one was due; to_int: an infinite operand or one
+ * beyond int64); nan (a NaN result or operand); rounding (the other neighbour of
  * the exact result, both zero or both nonzero); subnormal (a subnormal
  * result or operand, or a zero against a nonzero); value. */
 static int classify(const verifier *v, const vec_case *got, const vec_case *want)
