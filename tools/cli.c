@@ -74,6 +74,21 @@ uint64_t cli_buf_hash(const cli_buf *b)
     return h;
 }
 
+void cli_failure_set(cli_failure *f, int status, const char *msg)
+{
+    bool first = false;
+    if (!atomic_compare_exchange_strong(&f->failed, &first, true))
+        return;
+    f->status = status;
+    snprintf(f->msg, sizeof f->msg, "%s", msg);
+}
+
+void cli_failure_check(const cli_failure *f)
+{
+    if (atomic_load(&f->failed))
+        cli_die(f->status, "%s", f->msg);
+}
+
 int cli_error_status(const fpk_error *err)
 {
     return err->code == FPK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_USAGE;

@@ -4,6 +4,7 @@
 #define FPKIT_CLI_H
 
 #include <regex.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -41,6 +42,19 @@ void cli_buf_put(cli_buf *b, const void *x, size_t n);
 void cli_buf_get(cli_buf *b, void *x, size_t n);
 /* The 64-bit FNV-1a hash of B's bytes. */
 uint64_t cli_buf_hash(const cli_buf *b);
+
+/* The first failure of a pool of worker threads, which must not exit
+ * themselves: cli_failure_set records it once (the later ones are
+ * dropped), workers stop on FAILED, and the main thread reports it with
+ * cli_failure_check once they are joined. */
+typedef struct cli_failure {
+    atomic_bool failed;
+    int status;
+    char msg[600];
+} cli_failure;
+void cli_failure_set(cli_failure *f, int status, const char *msg);
+/* Dies with F's status and message if it has failed. */
+void cli_failure_check(const cli_failure *f);
 
 /* The exit status for a library error: 3 for FPK_ENOMEM, else 2 (the
  * input is at fault). */

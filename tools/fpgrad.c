@@ -105,12 +105,10 @@ typedef struct pool {
     fpk_stats *total;     /* pass 1: merged into */
     grad_sums *err_total; /* pass 1: every format's (FPK_STATS_MAX_FORMATS) */
     fpk_format_counts mx_total[FPK_STATS_MAX_FORMATS]; /* pass 1: the MX formats' */
-    pthread_mutex_t lock; /* guards next, the totals, run->total, msg, last */
+    pthread_mutex_t lock; /* guards next, the totals, run->total, last */
     size_t next;
-    int inner;          /* threads per tensor */
-    atomic_bool failed; /* set once, with status and msg, under the lock */
-    int status;
-    char msg[600];
+    int inner; /* threads per tensor */
+    cli_failure fail;
     bool progress;
     atomic_uint_fast64_t done;
     uint64_t todo;
@@ -222,17 +220,6 @@ static void progress(pool *p, uint64_t n)
     pthread_mutex_unlock(&p->lock);
 }
 
-static void fail(pool *p, int status, const char *msg)
-{
-    pthread_mutex_lock(&p->lock);
-    if (!p->failed) {
-        p->failed = true;
-        p->status = status;
-        snprintf(p->msg, sizeof p->msg, "%s", msg);
-    }
-    pthread_mutex_unlock(&p->lock);
-}
-
 /* S[0..N-1] := counting from BASE, or back from it: fpk_stats rounds an
  * element under SR with its count as the counter, so a shard's elements
  * take their counters in the whole tensor. */
@@ -265,12 +252,12 @@ static bool feed(pool *p, fpk_dump *d, size_t t, uint64_t count, fpk_stats *stat
         uint64_t n = count - first < CHUNK ? count - first : CHUNK;
         fpk_error err;
         if (fpk_stats_add_tensor(stats, ns, d, t, first, n, p->inner, &err) != FPK_OK) {
-            fail(p, cli_error_status(&err), err.msg);
+            cli_failure_set(&p->fail, cli_error_status(&err), err.msg);
             return false;
         }
         first += n;
         progress(p, n);
-        if (p->failed)
+        if (atomic_load(&p->fail.failed))
             return false;
     }
     return true;
@@ -365,7 +352,7 @@ static void *reread_share(void *arg)
             int rc = raw ? fpk_dump_read_raw(r->d, r->tensor, walk.pos, n, r->x32, &err)
                          : fpk_dump_read(r->d, r->tensor, walk.pos, n, r->x, &err);
             if (rc != FPK_OK) {
-                fail(r->p, cli_error_status(&err), err.msg);
+                cli_failure_set(&r->p->fail, cli_error_status(&err), err.msg);
                 r->ok = false;
                 break;
             }
@@ -417,7 +404,7 @@ static void *read_once_share(void *arg)
             continue;
         fpk_error err;
         if (fpk_dump_read_raw(r->d, r->tensor, first, len, buf, &err) != FPK_OK) {
-            fail(r->p, cli_error_status(&err), err.msg);
+            cli_failure_set(&r->p->fail, cli_error_status(&err), err.msg);
             r->ok = false;
             break;
         }
@@ -428,7 +415,7 @@ static void *read_once_share(void *arg)
         r->npieces = npieces;
         chunk_share(r);
         progress(r->p, len);
-        r->ok = !r->p->failed;
+        r->ok = !atomic_load(&r->p->fail.failed);
     }
     free(buf);
     free(cut);
@@ -579,7 +566,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&p->lock);
         while (p->mine && p->next < p->run->nrows && !p->mine[p->next])
             p->next++;
-        bool stop = p->failed || p->next == p->run->nrows;
+        bool stop = atomic_load(&p->fail.failed) || p->next == p->run->nrows;
         size_t i = p->next;
         if (!stop)
             p->next++;
@@ -593,7 +580,7 @@ static void *worker(void *arg)
             d = NULL;
             fpk_error err;
             if (open_dump(p->o, p->files->v[jb->file], &d, &err) != FPK_OK) {
-                fail(p, cli_error_status(&err), err.msg);
+                cli_failure_set(&p->fail, cli_error_status(&err), err.msg);
                 break;
             }
             open_file = jb->file;
@@ -605,7 +592,7 @@ static void *worker(void *arg)
             char msg[512];
             snprintf(msg, sizeof msg, "%s: the file changed while being read",
                      p->files->v[jb->file]);
-            fail(p, CLI_EXIT_USAGE, msg);
+            cli_failure_set(&p->fail, CLI_EXIT_USAGE, msg);
             break;
         }
         if (!(p->pass == 1 ? pass1 : pass2)(p, d, i, st))
@@ -646,8 +633,7 @@ static void run_pass(pool *p, int pass, uint64_t elements)
         fprintf(stderr, "\r%*s\r", 40, "");
         fflush(stderr);
     }
-    if (p->failed)
-        cli_die(p->status, "%s", p->msg);
+    cli_failure_check(&p->fail);
 }
 
 static void analyse(opts *o, const cli_files *fs)

@@ -274,25 +274,10 @@ static void pair_names(opts *o, const entries *ws, const entries *us)
 typedef struct row_pool {
     opts *o;
     const bool *mine;     /* the rows this process computes (NULL: all) */
-    pthread_mutex_t lock; /* guards next and the failure */
+    pthread_mutex_t lock; /* guards next */
     size_t next;
-    bool failed;
-    int status;
-    char *msg;
+    cli_failure fail;
 } row_pool;
-
-/* Records MSG with exit STATUS as P's failure, unless one came first. */
-static bool row_fail(row_pool *p, int status, const char *msg)
-{
-    pthread_mutex_lock(&p->lock);
-    if (!p->failed) {
-        p->failed = true;
-        p->status = status;
-        p->msg = cli_strf("%s", msg);
-    }
-    pthread_mutex_unlock(&p->lock);
-    return false;
-}
 
 /* Reads row I's weights and updates (into WB and UB) and computes it with
  * X; false, with P's failure set, if a file cannot be read. */
@@ -305,7 +290,7 @@ static bool analyse_row(row_pool *p, sw_calc *x, size_t i, double *wb, double *u
     bool ok = false;
     if (fpk_dump_open(r->wfile, NULL, &dw, &err) != FPK_OK ||
         fpk_dump_open(r->ufile, NULL, &du, &err) != FPK_OK) {
-        row_fail(p, cli_error_status(&err), err.msg);
+        cli_failure_set(&p->fail, cli_error_status(&err), err.msg);
         goto done;
     }
     /* The files were read once already; they must not have changed since. */
@@ -314,7 +299,7 @@ static bool analyse_row(row_pool *p, sw_calc *x, size_t i, double *wb, double *u
         strcmp(fpk_dump_tensor(du, r->ui)->name, r->uname) ||
         fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count) {
         char *msg = cli_strf("%s: the file changed while being read", r->wfile);
-        row_fail(p, CLI_EXIT_USAGE, msg);
+        cli_failure_set(&p->fail, CLI_EXIT_USAGE, msg);
         free(msg);
         goto done;
     }
@@ -324,7 +309,7 @@ static bool analyse_row(row_pool *p, sw_calc *x, size_t i, double *wb, double *u
         size_t k = n - first < CHUNK ? (size_t)(n - first) : CHUNK;
         if (fpk_dump_read(dw, r->wi, first, k, wb, &err) != FPK_OK ||
             fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK) {
-            row_fail(p, cli_error_status(&err), err.msg);
+            cli_failure_set(&p->fail, cli_error_status(&err), err.msg);
             goto done;
         }
         for (size_t e = 0; e < k; e++)
@@ -350,7 +335,7 @@ static void *row_worker(void *arg)
         pthread_mutex_lock(&p->lock);
         while (p->mine && p->next < run->nrows && !p->mine[p->next])
             p->next++;
-        size_t i = p->failed || p->next >= run->nrows ? run->nrows : p->next++;
+        size_t i = atomic_load(&p->fail.failed) || p->next >= run->nrows ? run->nrows : p->next++;
         pthread_mutex_unlock(&p->lock);
         if (i == run->nrows || !analyse_row(p, x, i, wb, ub))
             break;
@@ -412,8 +397,7 @@ static void analyse(opts *o)
         pthread_join(tids[k], NULL);
     free(tids);
     pthread_mutex_destroy(&p.lock);
-    if (p.failed)
-        cli_die(p.status, "%s", p.msg);
+    cli_failure_check(&p.fail);
 #ifdef FPSWAMP_MPI
     sw_mpi_gather_rows(run, mine);
 #endif
