@@ -114,7 +114,8 @@ void hw_compare_arith(int fmt, uint64_t first, size_t n, const uint16_t *const o
 
 /* The device's side (hwcheck_dev.cu).  Each returns 0, or -1 with MSG
  * (LEN bytes) saying what failed; hw_dev_open returns 1, with MSG, when
- * there is no CUDA device at all, or none of the ordinal asked for. */
+ * there is no CUDA device (or no driver) at all, or none of the ordinal
+ * asked for. */
 typedef struct hw_device {
     char name[256];
     int major, minor;  /* compute capability */

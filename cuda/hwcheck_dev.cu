@@ -175,11 +175,16 @@ extern "C" int hw_dev_open(int ordinal, hw_device *d, char *msg, size_t len)
 {
     int count = 0;
     cudaError_t rc = cudaGetDeviceCount(&count);
-    if (rc != cudaSuccess || count == 0) {
+    /* a machine without a GPU has no driver either: the runtime finds
+     * the driver "insufficient"; any other failure is a broken setup */
+    if (rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver ||
+        (rc == cudaSuccess && count == 0)) {
         snprintf(msg, len, "no CUDA device (%s)",
                  rc != cudaSuccess ? cudaGetErrorString(rc) : "none found");
         return 1;
     }
+    if (rc != cudaSuccess)
+        return fail(rc, "counting the CUDA devices", msg, len);
     if (ordinal >= count) {
         snprintf(msg, len, "no CUDA device %d (there are %d)", ordinal, count);
         return 1;

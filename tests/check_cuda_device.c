@@ -236,10 +236,15 @@ int main(void)
 {
     int count = 0;
     cudaError_t rc = cudaGetDeviceCount(&count);
-    if (rc != cudaSuccess || count == 0) {
+    if (rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver ||
+        (rc == cudaSuccess && count == 0)) {
         printf("%s: no GPU (%s): skipped\n", SUITE,
                rc != cudaSuccess ? cudaGetErrorString(rc) : "no CUDA device");
         return 77;
+    }
+    if (rc != cudaSuccess) {
+        printf("%s: counting the CUDA devices: %s\n", SUITE, cudaGetErrorString(rc));
+        return 1;
     }
     seed = tu_seed(SUITE);
     Suite *s = suite_create("cuda_device");
