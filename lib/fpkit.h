@@ -314,6 +314,8 @@ fpk_bits fpk_mx_scale(const fpk_format *elem, fpk_mx_rule rule, float amax);
  * encodings of the N / BLOCK blocks rounded up; Y[i], P_i * X as float32
  * (exact for the OCP element formats; rounded to nearest even for another
  * ELEM), NaN for a NaN scale; BLOCKS[b], each block's report.  Y may be X.
+ * Under FPK_SR element i rounds with sr_counter C->sr_counter + i, as in
+ * fpk_array_quantize, and C->sr_counter then advances by N.
  * ELEM must be at most 8 bits wide and not E8M0: returns false, doing
  * nothing, otherwise. */
 bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, const float *x,

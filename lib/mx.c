@@ -68,6 +68,7 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
         block = FPK_MX_BLOCK;
     fpk_ctx ec = *c;
     ec.saturate = true; /* §6.3: "clamping normal numbers" */
+    const uint64_t counter = c->sr_counter;
     for (size_t first = 0, b = 0; first < n; first += block, b++) {
         size_t len = n - first < block ? n - first : block;
         uint32_t amax = 0;
@@ -96,6 +97,7 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
                 } else {
                     unsigned flags = ec.flags;
                     ec.flags = 0;
+                    ec.sr_counter = counter + i;
                     p = fpki_round_pack(elem, u.sign, (int64_t)u.exp - k, 0, u.sig, &ec);
                     rep.saturated += (ec.flags & FPK_OVERFLOW) != 0;
                     fpk_class cls = fpki_classify(elem, p);
@@ -116,6 +118,6 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
             blocks[b] = rep;
     }
     c->flags = ec.flags;
-    c->sr_counter = ec.sr_counter;
+    c->sr_counter = counter + n;
     return true;
 }

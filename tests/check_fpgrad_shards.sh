@@ -4,7 +4,8 @@
 # must give what the unsplit tensors in one file give, --scale auto and SR
 # included (eleven shards too, rank10 after rank9): every count, histogram,
 # amax and scale exactly, the SQNR to 1e-12 (the shards' error sums are
-# added in order), in the rows and in the total.
+# added in order), in the rows and in the total; the MX formats too, on
+# shards of whole blocks.
 # Partials of the shards merged with --shards give the same JSON, byte for
 # byte.  Shards of one tensor in two dtypes are refused.  Skipped (77)
 # where neither python3 nor /usr/bin/python3 imports numpy.
@@ -57,22 +58,17 @@ for k, (pa, pb) in enumerate(zip(np.array_split(a, 3), np.array_split(b, 3))):
                 [("a", "<f2" if k == 2 else "<f4", pa)])
 safetensors(os.path.join(tmp, "whole.safetensors"), [("a", "<f4", a), ("b", "<f4", b)])
 safetensors(os.path.join(tmp, "whole-a.safetensors"), [("a", "<f4", a)])
+# MX: shards of whole blocks (32 elements), a third of them zeros
+c = rng.standard_normal(3 * 1280) * 10.0 ** rng.uniform(-6, 2, 3 * 1280)
+c[rng.random(c.size) < 1 / 3] = 0
+os.makedirs(os.path.join(tmp, "mx"))
+for k, pc in enumerate(np.array_split(c, 3)):
+    safetensors(os.path.join(tmp, "mx", "grads-rank%d.safetensors" % k), [("c", "<f4", pc)])
+safetensors(os.path.join(tmp, "whole-c.safetensors"), [("c", "<f4", c)])
 EOF
 
-# A file without a shard index is a tensor of its own, as without --shards.
-good plain --shards --round sr --json - "$tmp/whole.safetensors"
-good plain-ref --round sr --json - "$tmp/whole.safetensors"
-if cmp -s "$tmp/plain.out" "$tmp/plain-ref.out"; then ok; else bad "--shards changed a file without shards"; fi
-
-# Under SR too: a shard's elements take their counters in the whole tensor.
-for mode in rne sr; do
-    good "whole-$mode" --round $mode --scale auto --json - "$tmp/whole.safetensors"
-    good "whole-a-$mode" --round $mode --scale auto --json - "$tmp/whole-a.safetensors"
-    for d in rank of many; do
-        whole=whole-$mode names='["a", "b"]'
-        if [ $d = many ]; then whole=whole-a-$mode names='["a"]'; fi
-        good "$d-$mode" --shards --round $mode --scale auto --json - "$tmp/$d"
-        if "$py" - "$tmp/$d-$mode.out" "$tmp/$whole.out" "$names" <<'EOF'
+# same.py SHARDED WHOLE NAMES: the JSON reports agree (the SQNR to 1e-12).
+cat >"$tmp/same.py" <<'EOF'
 import json, sys
 s, w = (json.load(open(p)) for p in sys.argv[1:3])
 assert [t["name"] for t in s["tensors"]] == json.loads(sys.argv[3]), s["tensors"]
@@ -90,8 +86,33 @@ for x, y in zip(s["tensors"], w["tensors"]):
     same(x, y, ("file",))
 same(s["total"], w["total"], ("files",))
 EOF
+
+# A file without a shard index is a tensor of its own, as without --shards.
+good plain --shards --round sr --json - "$tmp/whole.safetensors"
+good plain-ref --round sr --json - "$tmp/whole.safetensors"
+if cmp -s "$tmp/plain.out" "$tmp/plain-ref.out"; then ok; else bad "--shards changed a file without shards"; fi
+
+# Under SR too: a shard's elements take their counters in the whole tensor.
+for mode in rne sr; do
+    good "whole-$mode" --round $mode --scale auto --json - "$tmp/whole.safetensors"
+    good "whole-a-$mode" --round $mode --scale auto --json - "$tmp/whole-a.safetensors"
+    for d in rank of many; do
+        whole=whole-$mode names='["a", "b"]'
+        if [ $d = many ]; then whole=whole-a-$mode names='["a"]'; fi
+        good "$d-$mode" --shards --round $mode --scale auto --json - "$tmp/$d"
+        if "$py" "$tmp/same.py" "$tmp/$d-$mode.out" "$tmp/$whole.out" "$names"
         then ok; else bad "$d: --shards --round $mode differs from the unsplit tensors"; fi
     done
+done
+
+# The MX formats too, each shard whole blocks: under SR an element's
+# counter is its place in the whole tensor, in the blocks as elsewhere.
+mx=mxfp4,mxfp6_e2m3,mxfp8,e4m3
+for mode in rne sr; do
+    good "whole-c-$mode" --round $mode --formats $mx --json - "$tmp/whole-c.safetensors"
+    good "mx-$mode" --shards --round $mode --formats $mx --json - "$tmp/mx"
+    if "$py" "$tmp/same.py" "$tmp/mx-$mode.out" "$tmp/whole-c-$mode.out" '["c"]'
+    then ok; else bad "mx: --shards --round $mode differs from the unsplit tensor"; fi
 done
 
 # Partials of the shards, merged with --shards: the same JSON.

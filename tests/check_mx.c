@@ -239,7 +239,7 @@ START_TEST(test_flags_and_counter)
     c.round = FPK_SR;
     c.sr_counter = 5;
     ck_assert(fpk_mx_quantize(&fpk_e2m1, FPK_MX_FLOOR, 4, x, 8, NULL, NULL, NULL, NULL, &c));
-    ck_assert_uint_eq(c.sr_counter, 5 + 3);
+    ck_assert_uint_eq(c.sr_counter, 5 + 8);
     /* Elements the MX formats cannot take: wider than 8 bits, or E8M0. */
     c = fpk_ctx_default();
     uint8_t enc[8] = {0};
@@ -255,6 +255,43 @@ START_TEST(test_flags_and_counter)
 }
 END_TEST
 
+/* Under SR element i rounds with counter sr_counter + i: a tensor
+ * quantised in pieces (on block boundaries) gets one call's results,
+ * zeros among the elements or not, and its counter advances by N. */
+START_TEST(test_sr_pieces)
+{
+    enum { N = 4 * FPK_MX_BLOCK };
+    float x[N];
+    tu_rng r;
+    tu_rng_init(&r, tu_seed(SUITE));
+    for (size_t i = 0; i < N; i++) {
+        double v = ldexp((double)(tu_rng_next(&r) >> 11) * 0x1p-53,
+                         (int)tu_rng_below(&r, 24) - 12);
+        x[i] = tu_rng_below(&r, 3) == 0 ? 0.0f : (float)(tu_rng_next(&r) & 1 ? -v : v);
+    }
+    const fpk_format *elems[] = {&fpk_e2m1, &fpk_e3m2, &fpk_e4m3, &fpk_e5m2};
+    size_t cases = 0;
+    for (size_t e = 0; e < sizeof elems / sizeof *elems; e++) {
+        uint8_t whole[N], piece[N];
+        fpk_ctx c = fpk_ctx_default();
+        c.round = FPK_SR;
+        c.sr_seed = tu_rng_next(&r);
+        c.sr_counter = 1000;
+        ck_assert(fpk_mx_quantize(elems[e], FPK_MX_FLOOR, 0, x, N, whole, NULL, NULL, NULL, &c));
+        ck_assert_uint_eq(c.sr_counter, 1000 + N);
+        for (size_t first = 0; first < N; first += FPK_MX_BLOCK) {
+            c.sr_counter = 1000 + first;
+            ck_assert(fpk_mx_quantize(elems[e], FPK_MX_FLOOR, 0, x + first, FPK_MX_BLOCK,
+                                      piece + first, NULL, NULL, NULL, &c));
+        }
+        for (size_t i = 0; i < N; i++, cases++)
+            ck_assert_msg(whole[i] == piece[i], "%s element %zu: 0x%02x in one call, 0x%02x in pieces",
+                          elems[e]->name, i, whole[i], piece[i]);
+    }
+    printf("%s: SR in pieces against one call: %zu elements\n", SUITE, cases);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mx");
@@ -262,6 +299,7 @@ int main(void)
     tcase_add_test(tc, test_scale);
     tcase_add_test(tc, test_quantize);
     tcase_add_test(tc, test_flags_and_counter);
+    tcase_add_test(tc, test_sr_pieces);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
