@@ -7,8 +7,8 @@
 # to the largest normal, the counts of elements flushed to zero, left
 # subnormal and saturated, and every format's SQNR.  Also: the SQNR where
 # results overflow (against numpy, with 1 and 2 threads), MX names in the
-# text report, --formats errors, and a crafted tensor whose answers are
-# worked out by hand.  Skipped (77) without numpy and ml_dtypes.
+# text report, --formats errors, and crafted tensors (f64 among them) whose
+# answers are worked out by hand.  Skipped (77) without numpy and ml_dtypes.
 #
 # make check runs it from the build directory with srcdir set; FPGRAD names
 # another binary.
@@ -177,6 +177,22 @@ assert abs(f["mxfp4"]["sqnr_db"] - 10 * math.log10(x2 / e2)) < 1e-9, f["mxfp4"][
 assert abs(f["mxfp8"]["sqnr_db"] - 10 * math.log10(x2 / 16)) < 1e-9, f["mxfp8"]["sqnr_db"]
 EOF
 then ok; else bad "crafted: fpgrad's MX counts differ from the hand-worked ones"; fi
+
+# f64 elements read as float32: a block whose elements all lie below
+# float32's least subnormal, or round to its least (2^-149, which MXFP8's
+# least scale 2^-127 leaves below e4m3's least subnormal 2^-9), underflows
+# whole; one with 1e39, beyond float32, is a NaN block.
+"$py" -c '
+import numpy as np, sys
+x = np.array([1e-50] * 31 + [1e-45] + [1e39] + [1.0] * 31)
+np.save(sys.argv[1], x.reshape(1, 64))' "$tmp/f64.npy"
+good f64 --formats mxfp8 --json - "$tmp/f64.npy"
+if python3 - "$tmp/f64.out" <<'EOF'
+import json, sys
+f = json.load(open(sys.argv[1]))["total"]["formats"]["mxfp8"]
+assert (f["underflow"], f["subnormal"], f["overflow"]) == (32, 0, 32), f
+EOF
+then ok; else bad "f64: elements below float32's range do not count as MX underflow"; fi
 
 # The SQNR where results overflow (e4m3 and fp16 give NaN and inf, which
 # the SQNR leaves out, element and error both), against numpy and

@@ -344,7 +344,10 @@ static void add_f64(grad_quant *q, const double *x, float *x32, size_t n, float 
         if (grad_is_mx(f)) {
             mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
             for (size_t i = 0; i < m; i++) {
-                k[j].overflow += isnan(y[idx[i]]); /* in a block with a NaN or an infinity */
+                bool nan_block = isnan(y[idx[i]]); /* one with a NaN or an infinity */
+                k[j].overflow += nan_block;
+                /* below float32's range: the blocks took it for a zero */
+                k[j].underflow += !nan_block && x32[idx[i]] == 0;
                 add_error(&e[j], x[idx[i]], y[idx[i]]);
             }
         } else {
