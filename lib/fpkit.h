@@ -299,7 +299,8 @@ typedef struct fpk_mx_block {
 /* The E8M0 encoding of the scale that RULE gives a block of elements of
  * ELEM whose largest magnitude is AMAX (finite, >= 0, read exactly): k + 127
  * with k clamped to [-127, 127]; AMAX = 0 (a block of zeros) gives 0x00.
- * The canonical NaN 0xff for a NaN or infinite AMAX. */
+ * The canonical NaN 0xff for a NaN or infinite AMAX, and for an ELEM that
+ * fpk_mx_quantize refuses. */
 fpk_bits fpk_mx_scale(const fpk_format *elem, fpk_mx_rule rule, float amax);
 
 /* Quantises X[0..N-1] (float32) into MX blocks of BLOCK elements of ELEM
@@ -312,8 +313,9 @@ fpk_bits fpk_mx_scale(const fpk_format *elem, fpk_mx_rule rule, float amax);
  * (.nan) in every element, with no flag.  Outputs, each optional (NULL):
  * ENC[i], the element encodings, one byte each; SCALES[b], the E8M0
  * encodings of the N / BLOCK blocks rounded up; Y[i], P_i * X as float32
- * (exact for the OCP element formats; rounded to nearest even for another
- * ELEM), NaN for a NaN scale; BLOCKS[b], each block's report.  Y may be X.
+ * (exact for the OCP element formats, but for 2^128, +-inf, which
+ * FPK_MX_CEIL can give a block whose AMAX is within an element's ulp of
+ * FLT_MAX; rounded to nearest even for another ELEM), NaN for a NaN scale; BLOCKS[b], each block's report.  Y may be X.
  * Under FPK_SR element i rounds with sr_counter C->sr_counter + i, as in
  * fpk_array_quantize, and C->sr_counter then advances by N.
  * ELEM must be at most 8 bits wide and not E8M0: returns false, doing

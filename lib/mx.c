@@ -42,13 +42,14 @@ fpk_bits fpk_mx_scale(const fpk_format *elem, fpk_mx_rule rule, float amax)
     uint32_t bits;
     memcpy(&bits, &amax, sizeof bits);
     bits &= INT32_MAX;
-    if (bits >= F32_INF)
+    if (bits >= F32_INF || !mx_element(elem))
         return fpk_e8m0.nan;
     return (fpk_bits)(scale_exp(elem, rule, bits) + fpk_e8m0.bias);
 }
 
 /* P * 2^K as float32 bits, P an encoding of ELEM (not NaN): exact for the
- * OCP element formats, rounded to nearest even otherwise. */
+ * OCP element formats (but infinite for 2^128), rounded to nearest even
+ * otherwise. */
 static uint32_t scaled_value(const fpk_format *elem, fpk_bits p, int k)
 {
     fpki_unpacked u = fpki_unpack(elem, p, NULL);

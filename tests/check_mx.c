@@ -248,10 +248,25 @@ START_TEST(test_flags_and_counter)
     ck_assert(!fpk_mx_quantize(NULL, FPK_MX_FLOOR, 4, x, 8, enc, NULL, NULL, NULL, &c));
     ck_assert_uint_eq(c.flags, 0);
     ck_assert_uint_eq(enc[0], 0);
+    ck_assert_uint_eq(fpk_mx_scale(&fpk_fp16, FPK_MX_FLOOR, 1), fpk_e8m0.nan);
+    ck_assert_uint_eq(fpk_mx_scale(NULL, FPK_MX_FLOOR, 1), fpk_e8m0.nan);
+    /* Rounded up, FLT_MAX's scale is 2^120 and it stands for 256 * 2^120:
+     * exact, but beyond float32. */
+    const float big[2] = {FLT_MAX, -FLT_MAX / 2};
+    float y[2];
+    uint8_t sc;
+    ck_assert(fpk_mx_quantize(&fpk_e4m3, FPK_MX_CEIL, 0, big, 2, enc, &sc, y, NULL, &c));
+    ck_assert_uint_eq(sc, 127 + 120);
+    ck_assert_uint_eq(enc[0], 0x78);
+    ck_assert(isinf(y[0]) && y[0] > 0);
+    ck_assert(y[1] == -0x1p127f);
+    ck_assert_uint_eq(c.flags, FPK_INEXACT);
+    c = fpk_ctx_default();
+    enc[0] = 0;
     /* Nothing to do: no blocks, no flags. */
     ck_assert(fpk_mx_quantize(&fpk_e4m3, FPK_MX_FLOOR, 0, x, 0, enc, NULL, NULL, NULL, &c));
     ck_assert_uint_eq(c.flags, 0);
-    printf("%s: flags, SR counter and refusals: 11 cases\n", SUITE);
+    printf("%s: flags, SR counter, refusals and 2^128: 18 cases\n", SUITE);
 }
 END_TEST
 
