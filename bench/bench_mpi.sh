@@ -46,12 +46,16 @@ for k in range(shards):
 EOF
 cat "$dir"/*.npy >/dev/null
 
-# best CMD...: the least wall time of three runs, in seconds.
+# best CMD...: the least wall time of three runs, in seconds; a run that
+# fails ends the benchmark (set -e does not reach into $(best ...)).
 best() {
     b=
     for _ in 1 2 3; do
         t0=$(date +%s.%N)
-        "$@" >/dev/null
+        if ! "$@" >/dev/null; then
+            echo "bench_mpi: failed: $*" >&2
+            exit 1
+        fi
         t1=$(date +%s.%N)
         b=$(echo "$t0 $t1 ${b:-1e9}" | awk '{ t = $2 - $1; print (t < $3 ? t : $3) }')
     done

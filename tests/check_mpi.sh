@@ -36,10 +36,7 @@ if ! command -v "$MPIRUN" >/dev/null 2>&1; then
     exit 77
 fi
 need_python
-if ! python3 -c 'import numpy' >/dev/null 2>&1; then
-    echo "check_mpi: numpy is needed to make the shards; skipped"
-    exit 77
-fi
+need_modules 'numpy' # to make the shards
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
@@ -47,7 +44,7 @@ export OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_rmaps_base_oversubscrib
 
 # A step split into 7 shards, as ZeRO or FSDP ranks dump one each.
 mkdir "$tmp/shards"
-python3 - "$tmp/shards" <<'EOF'
+"$py" - "$tmp/shards" <<'EOF'
 import os, sys
 import numpy as np
 rng = np.random.default_rng(7)
@@ -63,7 +60,7 @@ EOF
 
 # One step dumped by 5 ranks, each a shard of every tensor (for --shards).
 mkdir "$tmp/ranks"
-python3 - "$tmp/ranks" <<'EOF'
+"$py" - "$tmp/ranks" <<'EOF'
 import json, os, struct, sys
 import numpy as np
 rng = np.random.default_rng(9)
