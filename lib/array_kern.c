@@ -61,7 +61,7 @@ static unsigned lanes_c(const float *x, const float *y, size_t n, unsigned lane,
     return fpki_lanes_any(x, y, n, lane, x2, e2);
 }
 
-/* No set but AVX-512 rounds and sums in one pass. */
+/* The portable set has no one-pass kernel: it quantises, then sums. */
 static bool sqerr_none(const fpki_conv *p, int nf, const uint32_t *x, size_t n, double *x2,
                        double *e2, unsigned *flags)
 {
@@ -207,12 +207,6 @@ TARGET_AVX2 static unsigned conv_avx2(const fpki_conv *p, const uint32_t *x, voi
 TARGET_AVX2 static void widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz)
 {
     fpki_widen_any(t, x, z, n, daz);
-}
-
-TARGET_AVX2 static unsigned lanes_avx2(const float *x, const float *y, size_t n, unsigned lane,
-                                       double *x2, double *e2)
-{
-    return fpki_lanes_any(x, y, n, lane, x2, e2);
 }
 
 TARGET_AVX2 static void stats_avx2(const fpki_skeys *k, const uint32_t *x, size_t n,
@@ -1200,13 +1194,316 @@ static inline sq_ahead sq_next_block(const void *x, size_t n, size_t i0)
 }
 
 /* Two lines more of *PF (NULL: none) on their way into L2. */
-TARGET_AVX512 static inline __attribute__((always_inline)) void sq_prefetch(sq_ahead *pf)
+static inline __attribute__((always_inline)) void sq_prefetch(sq_ahead *pf)
 {
     if (pf && pf->at < pf->end) {
         _mm_prefetch(pf->at, _MM_HINT_T1);
         _mm_prefetch(pf->at + 64, _MM_HINT_T1);
         pf->at += 128;
     }
+}
+
+/* The byte indices of the set bits of a 4-bit mask, from the lowest, and
+ * their count. */
+static const uint32_t pack4_index[16] = {
+    0x00000000, 0x00000000, 0x00000001, 0x00000100, 0x00000002, 0x00000200,
+    0x00000201, 0x00020100, 0x00000003, 0x00000300, 0x00000301, 0x00030100,
+    0x00000302, 0x00030200, 0x00030201, 0x03020100,
+};
+static const uint8_t pack4_count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+
+/* The vpermd indices that move the lanes of the 8-bit mask M to the
+ * front, in order (AVX2 has no vpcompressd). */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i pack8_indices(unsigned m)
+{
+    uint64_t lo = pack4_index[m & 15];
+    uint64_t hi = (uint64_t)(pack4_index[m >> 4] + 0x04040404u) << (8 * pack4_count[m & 15]);
+    return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)(lo | hi)));
+}
+
+/* The squared errors of the 16 float32 elements at XT and their results
+ * at YT (as fpki_lanes_any adds them: the uncounted ones add zeros) into
+ * the lanes SX and SE, four to a vector. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+sq16_avx2(const float *xt, const float *yt, bool want_x2, __m256d *sx, __m256d *se)
+{
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
+    const __m256i inf = _mm256_set1_epi32((int)FPKI_F32_INF);
+    for (int g = 0; g < 2; g++) {
+        __m256 xv = _mm256_load_ps(xt + 8 * g), yv = _mm256_load_ps(yt + 8 * g);
+        __m256i ax = _mm256_and_si256(_mm256_castps_si256(xv), mag);
+        __m256i ay = _mm256_and_si256(_mm256_castps_si256(yv), mag);
+        __m256i counted = _mm256_and_si256(
+            _mm256_and_si256(_mm256_cmpgt_epi32(ax, _mm256_setzero_si256()),
+                             _mm256_cmpgt_epi32(inf, ax)),
+            _mm256_cmpgt_epi32(inf, ay));
+        __m256 xk = _mm256_and_ps(xv, _mm256_castsi256_ps(counted));
+        __m256 yk = _mm256_and_ps(yv, _mm256_castsi256_ps(counted));
+        for (int h = 0; h < 2; h++) {
+            __m128 xq = h ? _mm256_extractf128_ps(xk, 1) : _mm256_castps256_ps128(xk);
+            __m128 yq = h ? _mm256_extractf128_ps(yk, 1) : _mm256_castps256_ps128(yk);
+            __m256d xd = _mm256_cvtps_pd(xq);
+            __m256d ed = _mm256_sub_pd(_mm256_cvtps_pd(yq), xd);
+            if (want_x2)
+                sx[2 * g + h] = _mm256_add_pd(sx[2 * g + h], _mm256_mul_pd(xd, xd));
+            se[2 * g + h] = _mm256_add_pd(se[2 * g + h], _mm256_mul_pd(ed, ed));
+        }
+    }
+}
+
+/* fpki_lanes_fn with AVX2, as lanes_avx512 below: the nonzero elements
+ * of SQ_BLOCK and their results packed (vpermd by pack8_indices) behind
+ * the fewer than 16 left from the last block, then summed 16 at a time. */
+TARGET_AVX2 static unsigned lanes_avx2(const float *x, const float *y, size_t n, unsigned lane,
+                                       double *x2, double *e2)
+{
+    __m256d sx[4], se[4];
+    for (int k = 0; k < 4; k++) {
+        sx[k] = x2 ? _mm256_loadu_pd(x2 + 4 * k) : _mm256_setzero_pd();
+        se[k] = e2 ? _mm256_loadu_pd(e2 + 4 * k) : _mm256_setzero_pd();
+    }
+    float xp[SQ_BLOCK + 32] __attribute__((aligned(32)));
+    float yp[SQ_BLOCK + 32] __attribute__((aligned(32)));
+    memset(xp, 0, 16 * sizeof *xp); /* lanes before LANE: zeros, which add nothing */
+    memset(yp, 0, 16 * sizeof *yp);
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
+    size_t left = lane;
+    for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left, i = 0;
+        for (; len - i >= 8; i += 8) {
+            __m256 xv = _mm256_loadu_ps(x + i0 + i);
+            __m256 yv = y ? _mm256_loadu_ps(y + i0 + i) : _mm256_setzero_ps();
+            __m256i zero = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(xv), mag),
+                                              _mm256_setzero_si256());
+            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)) & 0xff;
+            __m256i idx = pack8_indices(nonzero);
+            _mm256_storeu_ps(xp + m, _mm256_permutevar8x32_ps(xv, idx));
+            _mm256_storeu_ps(yp + m, _mm256_permutevar8x32_ps(yv, idx));
+            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+        }
+        for (; i < len; i++) {
+            uint32_t xb;
+            memcpy(&xb, &x[i0 + i], sizeof xb);
+            xp[m] = x[i0 + i];
+            yp[m] = y ? y[i0 + i] : 0;
+            m += (xb & FPKI_F32_MAG) != 0;
+        }
+        size_t whole = m & ~(size_t)15;
+        sq_ahead px = sq_next_block(x, n, i0), py = sq_next_block(y, n, i0);
+        for (size_t r = 0; r < whole; r += 16) {
+            sq_prefetch(&px);
+            sq_prefetch(&py);
+            sq16_avx2(xp + r, yp + r, x2 != NULL, sx, se);
+        }
+        left = m - whole;
+        memmove(xp, xp + whole, 16 * sizeof *xp);
+        memmove(yp, yp + whole, 16 * sizeof *yp);
+    }
+    if (left) {
+        memset(xp + left, 0, (16 - left) * sizeof *xp);
+        memset(yp + left, 0, (16 - left) * sizeof *yp);
+        sq16_avx2(xp, yp, x2 != NULL, sx, se);
+    }
+    for (int k = 0; k < 4; k++) {
+        if (x2)
+            _mm256_storeu_pd(x2 + 4 * k, sx[k]);
+        if (e2)
+            _mm256_storeu_pd(e2 + 4 * k, se[k]);
+    }
+    return (unsigned)left;
+}
+
+/* F's constants for rounding float32 magnitudes under RNE with AVX2, as
+ * near_round rounds them (the kernels run in the default floating-point
+ * environment, whose rounding is to nearest even), and for the squared
+ * errors' flags: near_setup's, eight lanes wide. */
+typedef struct near8_consts {
+    bool subs;
+    int d0;
+    __m256i inf, min_normal, d0_exp, half, one, high, max32, tiny;
+} near8_consts;
+
+TARGET_AVX2 static inline __attribute__((always_inline)) near8_consts
+near8_setup(const fpk_format *f)
+{
+    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
+    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
+    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
+    const uint32_t max32 =
+        ((uint32_t)f->max_finite << d0) + ((uint32_t)(127 - f->bias) << 23);
+    near8_consts c;
+    c.subs = emin != -126;
+    c.d0 = d0;
+    c.inf = _mm256_set1_epi32((int)FPKI_F32_INF);
+    c.min_normal = _mm256_set1_epi32((int)min_normal);
+    c.d0_exp = _mm256_set1_epi32(d0 << 23);
+    c.half = _mm256_set1_epi32((int)((1u << (d0 - 1)) - 1));
+    c.one = _mm256_set1_epi32(1);
+    c.high = _mm256_set1_epi32((int)~((1u << d0) - 1));
+    c.max32 = _mm256_set1_epi32((int)max32);
+    c.tiny = _mm256_set1_epi32((int)(min_normal - (1u << (emin - m - 2 - lsb_below))));
+    return c;
+}
+
+/* The 8 magnitudes A (none above max32) rounded under RNE, as float32:
+ * near_round's two ways. */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i near8_round(const near8_consts *c,
+                                                                            __m256i a)
+{
+    if (c->subs) {
+        __m256i cv = _mm256_add_epi32(
+            _mm256_and_si256(_mm256_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
+        __m256 cf = _mm256_castsi256_ps(cv);
+        return _mm256_castps_si256(
+            _mm256_sub_ps(_mm256_add_ps(_mm256_castsi256_ps(a), cf), cf));
+    }
+    __m256i t = _mm256_add_epi32(
+        _mm256_add_epi32(a, c->half),
+        _mm256_and_si256(_mm256_srli_epi32(a, (unsigned)c->d0), c->one));
+    return _mm256_and_si256(t, c->high);
+}
+
+/* Adds to the lanes SX (if WANT_X2) and SE the squares of the float32
+ * values A and of the errors E, four lanes to a vector from lane 4 * K. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+sq8_exact(__m256 a, __m256 e, bool want_x2, __m256d *sx, __m256d *se)
+{
+    for (int h = 0; h < 2; h++) {
+        __m256d ed = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(e, 1) : _mm256_castps256_ps128(e));
+        se[h] = _mm256_add_pd(se[h], _mm256_mul_pd(ed, ed));
+        if (want_x2) {
+            __m256d ad =
+                _mm256_cvtps_pd(h ? _mm256_extractf128_ps(a, 1) : _mm256_castps256_ps128(a));
+            sx[h] = _mm256_add_pd(sx[h], _mm256_mul_pd(ad, ad));
+        }
+    }
+}
+
+/* One format's squared errors between blocks with AVX2: its lanes, the
+ * least magnitude rounded inexactly on the fast path, and its flags. */
+typedef struct sq8_state {
+    __m256d x[4], e[4];
+    __m256i least;
+    unsigned flags;
+} sq8_state;
+
+/* Adds to *ST P's squared errors (F under RNE, no options) of the M
+ * nonzero magnitudes at NZ (aligned; M a multiple of 16, and the M + 16
+ * after them zeros when TAIL, the last call's), and of X2 too if
+ * WANT_X2.  Sixteen with none above max32 are rounded by near8_round:
+ * every result is finite and each error exact in float32 (the result is
+ * zero or within a factor of two of the magnitude); sixteen with one,
+ * and the tail, by the portable kernel, their terms as fpk_array_sqerr
+ * adds them. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+sq8_run(const fpk_format *f, bool want_x2, const fpki_conv *p, sq8_state *st,
+        const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
+{
+    const near8_consts c = near8_setup(f);
+    sq8_state s = *st;
+    for (size_t r = 0; r < m + (tail ? 16 : 0); r += 16) {
+        sq_prefetch(pf);
+        __m256i a0 = _mm256_load_si256((const __m256i *)(nz + r));
+        __m256i a1 = _mm256_load_si256((const __m256i *)(nz + r + 8));
+        __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(a0, c.max32),
+                                       _mm256_cmpgt_epi32(a1, c.max32));
+        if (__builtin_expect(r >= m || !_mm256_testz_si256(over, over), 0)) {
+            float y[16] __attribute__((aligned(32)));
+            s.flags |= conv_avx2(p, nz + r, y, 16, 0, false);
+            sq16_avx2((const float *)(nz + r), y, want_x2, s.x, s.e);
+            continue;
+        }
+        for (int g = 0; g < 2; g++) {
+            __m256i a = g ? a1 : a0, q = near8_round(&c, a);
+            /* exact results read as all ones, above every magnitude */
+            s.least = _mm256_min_epu32(s.least, _mm256_or_si256(a, _mm256_cmpeq_epi32(q, a)));
+            __m256 af = _mm256_castsi256_ps(a);
+            sq8_exact(af, _mm256_sub_ps(_mm256_castsi256_ps(q), af), want_x2, s.x + 2 * g,
+                      s.e + 2 * g);
+        }
+    }
+    const __m256i ones = _mm256_set1_epi32(-1);
+    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(s.least, ones), ones))
+        s.flags |= FPK_INEXACT;
+    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(s.least, c.tiny), c.tiny), ones))
+        s.flags |= FPK_UNDERFLOW;
+    *st = s;
+}
+
+TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *st,
+                                  const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
+{
+#define SQ8(f)                                                                                     \
+    (want_x2 ? sq8_run(f, true, p, st, nz, m, tail, pf) : sq8_run(f, false, p, st, nz, m, tail, pf))
+    switch (p->fmt) {
+    case FPKI_K_FP16: SQ8(&fpki_k_fp16); break;
+    case FPKI_K_BF16: SQ8(&fpki_k_bf16); break;
+    case FPKI_K_TF32: SQ8(&fpki_k_tf32); break;
+    case FPKI_K_E4M3: SQ8(&fpki_k_e4m3); break;
+    default: SQ8(&fpki_k_e5m2); break;
+    }
+#undef SQ8
+}
+
+/* fpki_sqerr_fn with AVX2, for formats under RNE without options, as
+ * sqerr_avx512 below: the nonzero magnitudes of SQ_BLOCK elements packed
+ * (vpermd by pack8_indices) behind the fewer than 16 left from the last
+ * block, then each format's errors summed 16 at a time over them while
+ * they are in L1. */
+TARGET_AVX2 static bool sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, size_t n,
+                                   double *x2, double *e2, unsigned *flags)
+{
+    for (int j = 0; j < nf; j++)
+        if (!near_plain(&p[j]) || !p[j].quant || p[j].mode != FPK_RNE)
+            return false;
+    sq8_state st[FPKI_SQ_FORMATS];
+    for (int j = 0; j < nf; j++) {
+        for (int k = 0; k < 4; k++) {
+            st[j].x[k] = j == 0 && x2 ? _mm256_loadu_pd(x2 + 4 * k) : _mm256_setzero_pd();
+            st[j].e[k] = _mm256_loadu_pd(e2 + FPK_LANES * j + 4 * k);
+        }
+        st[j].least = _mm256_set1_epi32(-1);
+        st[j].flags = 0;
+    }
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
+    uint32_t nz[SQ_BLOCK + 32] __attribute__((aligned(32)));
+    size_t left = 0;
+    for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left, i = 0;
+        for (; len - i >= 8; i += 8) {
+            if (i % 16 == 0)
+                _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
+            __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
+            __m256i zero = _mm256_cmpeq_epi32(a, _mm256_setzero_si256());
+            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)) & 0xff;
+            _mm256_storeu_si256((__m256i *)(nz + m),
+                                _mm256_permutevar8x32_epi32(a, pack8_indices(nonzero)));
+            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+        }
+        for (; i < len; i++) {
+            nz[m] = x[i0 + i] & FPKI_F32_MAG;
+            m += nz[m] != 0;
+        }
+        size_t whole = m & ~(size_t)15;
+        sq_ahead pf = sq_next_block(x, n, i0);
+        for (int j = 0; j < nf; j++)
+            sq8_block(&p[j], j == 0 && x2, &st[j], nz, whole, false, &pf);
+        left = m - whole;
+        memmove(nz, nz + whole, 16 * sizeof *nz);
+    }
+    if (left)
+        memset(nz + left, 0, (16 - left) * sizeof *nz);
+    for (int j = 0; j < nf; j++) {
+        if (left)
+            sq8_block(&p[j], j == 0 && x2, &st[j], nz, 0, true, NULL);
+        for (int k = 0; k < 4; k++) {
+            if (j == 0 && x2)
+                _mm256_storeu_pd(x2 + 4 * k, st[j].x[k]);
+            _mm256_storeu_pd(e2 + FPK_LANES * j + 4 * k, st[j].e[k]);
+        }
+        flags[j] |= st[j].flags;
+    }
+    return true;
 }
 
 /* fpki_lanes_fn with AVX-512: the nonzero elements of SQ_BLOCK and their
@@ -1413,7 +1710,7 @@ fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_avx2, wide
 fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_avx2, stats_avx512};
 fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, srfix_avx2, srfix_avx512};
 fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT] = {lanes_c, lanes_avx2, lanes_avx512};
-fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, sqerr_none, sqerr_avx512};
+fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, sqerr_avx2, sqerr_avx512};
 #else
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_c, conv_c};
 fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_c, widen_c};
