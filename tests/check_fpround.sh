@@ -55,6 +55,7 @@ def safetensors(path, tensors):
 npy(os.path.join(out, "ones15.npy"), [1.0] * 2**15, "<f2")
 npy(os.path.join(out, "ones20.npy"), [1.0] * 2**20, "<f2")
 npy(os.path.join(out, "ones12.npy"), [1.0] * 2**12, "<f2")
+npy(os.path.join(out, "nan.npy"), [1.0, float("nan"), float("inf"), -float("inf"), 0.0], "<f4")
 npy(os.path.join(out, "tenth.npy"), [0.1] * 10 + [0.0, -0.1], "<f8")
 # The least double rounded up into fp16: a relative error beyond any double.
 npy(os.path.join(out, "tiny.npy"), [5e-324, 1.0], "<f8")
@@ -147,6 +148,11 @@ check ones15 'd["tool"] == "fpround" and d["kind"] == "sum" and d["round"] == ["
 good ones15-text --sum --formats fp16 --round rne "$tmp/ones15.npy"
 has ones15-text '^ +fp16 +sequential +rne +2048 +-9\.375e-01 +- +2048 +30720$' \
     '^ +fp16 +pairwise +rne +32768 +\+0\.000e\+00 '
+
+# A NaN sum reads "nan" everywhere in the text, whatever its sign bit.
+good nan-text --sum --formats fp16 --round rne "$tmp/nan.npy"
+has nan-text '^nan\.npy \[5\] .*; exact nan$' '^ +fp16 +exact +nan$' '^ +fp16 +sequential +rne +nan '
+if grep -q -- '-nan' "$tmp/nan-text.out"; then bad "nan-text: -nan printed"; else ok; fi
 
 # 2^20 ones in fp16: sequential still stagnates at 2048; pairwise overflows
 # (32768 + 32768 = 65536 >= 65520 rounds to inf under RNE).

@@ -97,9 +97,13 @@ for step in range(1, 4):
     safetensors(os.path.join(out, "cap", "c%d.safetensors" % step), [("grad/a", [p2(-120)])])
 
 # Broken series.
-for d in ("nonum", "dup", "badmeta", "odd"):
+for d in ("nonum", "dup", "badmeta", "odd", "big", "huge"):
     os.mkdir(os.path.join(out, d))
 npy(os.path.join(out, "nonum", "grad.npy"), [1.0])
+# int64's largest step, and one past it
+npy(os.path.join(out, "big", "g-9223372036854775807.npy"), [1.0])
+npy(os.path.join(out, "big", "g-1000000000000000000.npy"), [1.0])
+npy(os.path.join(out, "huge", "g-9223372036854775808.npy"), [1.0])
 safetensors(os.path.join(out, "dup", "a.safetensors"), [("grad/a", [1.0])], {"step": "5"})
 safetensors(os.path.join(out, "dup", "b.safetensors"), [("grad/a", [1.0])], {"step": "5"})
 safetensors(os.path.join(out, "badmeta", "x1.safetensors"), [("grad/a", [1.0])], {"step": "five"})
@@ -279,6 +283,10 @@ if [ ! -s "$tmp/quiet.out" ] && [ -s "$tmp/q.json" ]; then ok; else bad "--quiet
 
 # Errors.
 error nonum 2 'grad\.npy: no step number' --match . "$tmp/nonum"
+good big --json - --match . "$tmp/big"
+check big 'col("step") == [1000000000000000000, 9223372036854775807]'
+error huge 2 'g-9223372036854775808\.npy: the step number in the file name is too large' \
+    --match . "$tmp/huge"
 error dup 2 'step 5 twice: .*a\.safetensors and .*b\.safetensors' "$tmp/dup"
 error badmeta 2 'x1\.safetensors: __metadata__ step "five" is not a step number' "$tmp/badmeta"
 error nomatch 2 'g-1\.npy: no tensor matches --match .\^grad/.' "$tmp/names"

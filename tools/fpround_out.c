@@ -100,13 +100,20 @@ static void text_err_rows(const fr_run *run, const fr_row *r, FILE *out)
         }
 }
 
+/* "%.9g" of X, a NaN "nan" whatever its sign bit. */
+static const char *g9(char *buf, size_t len, double x)
+{
+    snprintf(buf, len, "%.9g", isnan(x) ? fabs(x) : x);
+    return buf;
+}
+
 static void text_acc_rows(const fr_run *run, const fr_row *r, FILE *out)
 {
     fprintf(out, "  %-6s %-15s %-4s %16s %11s %10s %10s %9s\n", "format", "method", "mode",
             "result", "rel error", "sd rel", "stagnation", "absorbed");
     for (int j = 0; j < run->nformats; j++) {
         char ex[40];
-        snprintf(ex, sizeof ex, "%.9g", r->fmt[j].exact);
+        g9(ex, sizeof ex, r->fmt[j].exact);
         fprintf(out, "  %-6s %-15s %-4s %16s\n", run->formats[j]->name, "exact", "", ex);
         for (int meth = 0; meth < FR_NMETHODS; meth++)
             for (int m = 0; m < run->nmodes; m++) {
@@ -117,7 +124,7 @@ static void text_acc_rows(const fr_run *run, const fr_row *r, FILE *out)
                 mean_sd(a->sum, a->n, &s, &sd);
                 mean_sd(a->rel, a->n, &rel, &rsd);
                 char res[40], e1[32], e2[32], st[32], ab[32];
-                snprintf(res, sizeof res, "%.9g", s);
+                g9(res, sizeof res, s);
                 if (a->n > 1 && !isnan(rsd))
                     snprintf(e2, sizeof e2, "%.3e", rsd);
                 else
@@ -155,14 +162,15 @@ void fr_text(const fr_run *run, FILE *out)
         shape_text(shape, sizeof shape, r);
         fprintf(out, "\n");
         char *name = cli_printable(r->name), *file = cli_printable(r->file);
+        char ex[40];
         if (run->kind == FR_DOT) {
             char *name_b = cli_printable(r->name_b);
-            fprintf(out, "%s . %s %s (%" PRIu64 " elements; %s); exact %.9g\n", name, name_b, shape,
-                    r->count, file, r->exact_input);
+            fprintf(out, "%s . %s %s (%" PRIu64 " elements; %s); exact %s\n", name, name_b, shape,
+                    r->count, file, g9(ex, sizeof ex, r->exact_input));
             free(name_b);
         } else if (run->kind == FR_SUM) {
-            fprintf(out, "%s %s (%" PRIu64 " elements; %s); exact %.9g\n", name, shape, r->count,
-                    file, r->exact_input);
+            fprintf(out, "%s %s (%" PRIu64 " elements; %s); exact %s\n", name, shape, r->count,
+                    file, g9(ex, sizeof ex, r->exact_input));
         } else {
             fprintf(out, "%s %s (%" PRIu64 " elements, %" PRIu64 " zeros, %" PRIu64 " non-finite; %s)\n",
                     name, shape, r->count, r->zeros, r->nonfinite, file);

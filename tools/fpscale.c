@@ -85,11 +85,9 @@ static bool parse_step(const char *s, size_t n, int64_t *step)
         return false;
     while (n > 1 && *s == '0')
         s++, n--;
-    if (n > 18)
-        return false;
     int64_t v = 0;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
+        if (s[i] < '0' || s[i] > '9' || v > (INT64_MAX - (s[i] - '0')) / 10)
             return false;
         v = v * 10 + (s[i] - '0');
     }
