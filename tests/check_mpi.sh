@@ -222,7 +222,9 @@ once() {
 }
 once format "unknown format \"nope\"" "$MPI_TOOL" --formats fp16,nope "$srcdir/tests/data/sample"
 once swamp-format "unknown format \"nope\"" "$SWAMP_MPI" --formats nope "$srcdir/tests/data/sample"
-once usage "^usage: fpgrad" "$MPI_TOOL"
+once usage "^usage: fpgrad-mpi " "$MPI_TOOL"
+once help "^usage: fpgrad-mpi " "$MPI_TOOL" --help
+once swamp-help "^usage: fpswamp-mpi " "$SWAMP_MPI" --help
 once version "^fpgrad-mpi (fpkit" "$MPI_TOOL" --version
 once swamp-version "^fpswamp-mpi (fpkit" "$SWAMP_MPI" --version
 

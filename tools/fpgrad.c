@@ -26,18 +26,20 @@
 /* The name in --version and in messages that send the user to --help. */
 #ifdef FPGRAD_MPI
 #define TOOL "fpgrad-mpi"
+#define PAD "                  " /* under "usage: fpgrad-mpi " */
 #else
 #define TOOL "fpgrad"
+#define PAD "              "
 #endif
 
 static const char usage[] =
-    "usage: fpgrad [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
-    "              [--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
-    "              [--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH] [--logy]\n"
-    "              [--report DIR] [--no-sqnr] [--threads N] [--quiet]\n"
-    "              [--shards] [--emit-partial FILE] PATH...\n"
-    "       fpgrad --merge [--shards] [--json FILE] [--csv FILE] [--plot FILE]\n"
-    "              [--plot-size WxH] [--logy] [--report DIR] [--quiet] PARTIAL...\n";
+    "usage: " TOOL " [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
+    PAD "[--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
+    PAD "[--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH] [--logy]\n"
+    PAD "[--report DIR] [--no-sqnr] [--threads N] [--quiet]\n"
+    PAD "[--shards] [--emit-partial FILE] PATH...\n"
+    "       " TOOL " --merge [--shards] [--json FILE] [--csv FILE] [--plot FILE]\n"
+    PAD "[--plot-size WxH] [--logy] [--report DIR] [--quiet] PARTIAL...\n";
 
 static const char help[] =
     "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"

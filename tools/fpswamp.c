@@ -20,15 +20,17 @@
 /* The name in --version and in messages that send the user to --help. */
 #ifdef FPSWAMP_MPI
 #define TOOL "fpswamp-mpi"
+#define PAD "                   " /* under "usage: fpswamp-mpi " */
 #else
 #define TOOL "fpswamp"
+#define PAD "               "
 #endif
 
 static const char usage[] =
-    "usage: fpswamp [--formats LIST] [--lr LR] [--lr-sweep LO:HI:N] [--steps K]\n"
-    "               [--seeds N] [--match REGEX] [--json FILE] [--plot FILE]\n"
-    "               [--plot-size WxH] [--threads N] [--quiet] PATH...\n"
-    "       fpswamp [options] --weights A --updates B\n";
+    "usage: " TOOL " [--formats LIST] [--lr LR] [--lr-sweep LO:HI:N] [--steps K]\n"
+    PAD "[--seeds N] [--match REGEX] [--json FILE] [--plot FILE]\n"
+    PAD "[--plot-size WxH] [--threads N] [--quiet] PATH...\n"
+    "       " TOOL " [options] --weights A --updates B\n";
 
 static const char help[] =
     "PATH is a dump file or a directory of them in the dumper's layout: each\n"
