@@ -368,6 +368,18 @@ demo() {
 demo "$tmp/d1" --steps 4
 demo "$tmp/d2" --steps 4 --loss-scale 1024
 demo "$tmp/d3" --steps 5 --every 2
+# Bad option values: a usage error (status 2) naming the option, no traceback.
+for bad_opt in "--every 0" "--steps -1" "--loss-scale 0" "--loss-scale nan" "--every x"; do
+    rc=0
+    # shellcheck disable=SC2086 # an option and its value
+    "$torch_python" "$dumper" --demo "$tmp/bad" $bad_opt >/dev/null 2>"$tmp/bad.err" || rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "argument ${bad_opt% *}: " "$tmp/bad.err" &&
+        ! grep -q Traceback "$tmp/bad.err" && [ ! -e "$tmp/bad" ]; then
+        ok
+    else
+        bad "fpkit_dump.py --demo $bad_opt: exit $rc: $(tail -n 2 "$tmp/bad.err")"
+    fi
+done
 count demo "$torch_python" demo "$tmp/d1" "$tmp/d2" "$tmp/d3"
 count api "$torch_python" api "$srcdir/tools"
 if [ "$have_fpgrad" = yes ]; then

@@ -522,6 +522,28 @@ def demo(outdir, steps=4, every=1, loss_scale=1.0, lr=0.0625, seed=0, stats=None
     return paths
 
 
+def _positive_int(text):
+    """An argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError("%r is not an integer of at least 1" % text)
+    return value
+
+
+def _positive_float(text):
+    """An argparse type: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf):
+        raise argparse.ArgumentTypeError("%r is not a finite number above 0" % text)
+    return value
+
+
 def main(argv=None):
     """The command line: --demo OUTDIR and the options of demo()."""
     ap = argparse.ArgumentParser(
@@ -529,9 +551,11 @@ def main(argv=None):
                     "and dump its steps (or their device statistics) into OUTDIR.")
     ap.add_argument("--demo", metavar="OUTDIR", required=True,
                     help="train the demo model and write its dumps here")
-    ap.add_argument("--steps", type=int, default=4, help="training steps (default 4)")
-    ap.add_argument("--every", type=int, default=1, help="record every N-th step (default 1)")
-    ap.add_argument("--loss-scale", type=float, default=1.0,
+    ap.add_argument("--steps", type=_positive_int, default=4,
+                    help="training steps (default 4)")
+    ap.add_argument("--every", type=_positive_int, default=1,
+                    help="record every N-th step (default 1)")
+    ap.add_argument("--loss-scale", type=_positive_float, default=1.0,
                     help="static loss scale (default 1)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--device-stats", action="store_true",
