@@ -209,12 +209,6 @@ TARGET_AVX2 static void widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size
     fpki_widen_any(t, x, z, n, daz);
 }
 
-TARGET_AVX2 static void stats_avx2(const fpki_skeys *k, const uint32_t *x, size_t n,
-                                   fpki_sacc *acc)
-{
-    fpki_stats_any(k, x, n, acc);
-}
-
 TARGET_AVX512 static void store_avx512(void *z, size_t i, const uint32_t *block, size_t n,
                                        size_t size, bool stream)
 {
@@ -1311,6 +1305,127 @@ TARGET_AVX2 static unsigned lanes_avx2(const float *x, const float *y, size_t n,
             _mm256_storeu_pd(e2 + 4 * k, se[k]);
     }
     return (unsigned)left;
+}
+
+/* The largest and the least of the 8 lanes of V. */
+TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t max8_epu32(__m256i v)
+{
+    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4e));
+    return (uint32_t)_mm_cvtsi128_si32(_mm_max_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t min8_epu32(__m256i v)
+{
+    __m128i m = _mm_min_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_min_epu32(m, _mm_shuffle_epi32(m, 0x4e));
+    return (uint32_t)_mm_cvtsi128_si32(_mm_min_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+/* ACC->below[KEY[q]] += how many of the M magnitudes at V (padded with
+ * 0x7fffffff to a whole vector) are below the key, for the NK <= 8 keys
+ * indexed by KEY, each at most 0x7fffffff. */
+TARGET_AVX2 static void count_below8(const fpki_skeys *keys, const int *key, int nk,
+                                     const uint32_t *v, size_t m, fpki_sacc *acc)
+{
+    __m256i kv[8], cv[8];
+    for (int q = 0; q < nk; q++) {
+        kv[q] = _mm256_set1_epi32((int)keys->key[key[q]]);
+        cv[q] = _mm256_setzero_si256();
+    }
+    for (size_t r = 0; r < m; r += 8) {
+        __m256i a = _mm256_load_si256((const __m256i *)(v + r));
+        for (int q = 0; q < nk; q++) /* (signed compares: both below 2^31) */
+            cv[q] = _mm256_sub_epi32(cv[q], _mm256_cmpgt_epi32(kv[q], a));
+    }
+    for (int q = 0; q < nk; q++) {
+        uint32_t c[8];
+        _mm256_storeu_si256((__m256i *)c, cv[q]);
+        acc->below[key[q]] += (uint64_t)c[0] + c[1] + c[2] + c[3] + c[4] + c[5] + c[6] + c[7];
+    }
+}
+
+/* fpki_stats_fn with AVX2, for magnitudes (keys on the encodings, SIGN,
+ * take the portable code): as stats_avx512, the zeros left out at once
+ * and the other magnitudes packed (vpermd by pack8_indices); the keys
+ * the block's range leaves undecided counted over them, eight a pass;
+ * their exponents in four histograms; the float32 subnormals among them
+ * counted only where the least is one. */
+TARGET_AVX2 static void stats_avx2(const fpki_skeys *keys, const uint32_t *x, size_t n,
+                                   fpki_sacc *acc)
+{
+    if (keys->sign) {
+        fpki_stats_any(keys, x, n, acc);
+        return;
+    }
+    uint32_t hist[4][256]; /* (N < 2^32) */
+    memset(hist, 0, sizeof hist);
+    uint32_t bz[FPKI_SBLOCK + 8] __attribute__((aligned(32)));
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), zero = _mm256_setzero_si256();
+    for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
+        size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0, i = 0;
+        __m256i top = zero, least = _mm256_set1_epi32(-1);
+        for (; len - i >= 8; i += 8) {
+            if (i % 16 == 0)
+                _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
+            __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
+            __m256i is_zero = _mm256_cmpeq_epi32(a, zero);
+            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(is_zero)) & 0xff;
+            top = _mm256_max_epu32(top, a);
+            least = _mm256_min_epu32(least, _mm256_or_si256(a, is_zero));
+            _mm256_storeu_si256((__m256i *)(bz + m),
+                                _mm256_permutevar8x32_epi32(a, pack8_indices(nonzero)));
+            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+        }
+        uint32_t block_top = max8_epu32(top), block_least = min8_epu32(least);
+        for (; i < len; i++) {
+            uint32_t a = x[i0 + i] & FPKI_F32_MAG;
+            if (a == 0)
+                continue;
+            bz[m++] = a;
+            block_top = a > block_top ? a : block_top;
+            block_least = a < block_least ? a : block_least;
+        }
+        uint32_t zeros = (uint32_t)(len - m), amax = block_top;
+        if (block_top >= FPKI_F32_INF) { /* seldom: the largest finite one */
+            amax = 0;
+            for (size_t r = 0; r < m; r++)
+                amax = bz[r] < FPKI_F32_INF && bz[r] > amax ? bz[r] : amax;
+        }
+        if (amax > acc->amax)
+            acc->amax = amax;
+        hist[0][0] += zeros;
+        size_t r = 0;
+        for (; m - r >= 4; r += 4) {
+            hist[0][bz[r] >> 23]++;
+            hist[1][bz[r + 1] >> 23]++;
+            hist[2][bz[r + 2] >> 23]++;
+            hist[3][bz[r + 3] >> 23]++;
+        }
+        for (; r < m; r++)
+            hist[0][bz[r] >> 23]++;
+        if (block_least < 0x800000u)
+            for (r = 0; r < m; r++)
+                if (bz[r] < 0x800000u)
+                    acc->subnormal[31 - __builtin_clz(bz[r])]++;
+        /* Keys: zeros are below every positive one; none of the packed
+         * is below the least of them, and all below one above the top. */
+        for (r = m; r < m + 8; r++)
+            bz[r] = FPKI_F32_MAG;
+        int undecided[FPKI_MAX_KEYS], nu = 0;
+        for (int k = 0; k < keys->n; k++) {
+            uint32_t key = keys->key[k];
+            acc->below[k] += key > 0 ? zeros : 0;
+            if (key > block_top)
+                acc->below[k] += m;
+            else if (key > block_least)
+                undecided[nu++] = k;
+        }
+        for (int q = 0; q < nu; q += 8)
+            count_below8(keys, undecided + q, nu - q < 8 ? nu - q : 8, bz, m, acc);
+    }
+    for (int b = 0; b < 256; b++)
+        acc->hist[b] += (uint64_t)hist[0][b] + hist[1][b] + hist[2][b] + hist[3][b];
 }
 
 /* F's constants for rounding float32 magnitudes under RNE with AVX2, as
