@@ -1,12 +1,12 @@
-/* Internals of the array paths (array.c, array_stats.c, array_kern.c,
+/* Internals of the array paths (array.c, array_stats.c, array_kern*.c,
  * cpu.c); not installed.
  *
  * The fast paths work on float32 encodings (other 16- and 8-bit inputs are
  * widened to float32 exactly first) in blocks of FPKI_BLOCK elements, with
- * branch-free integer code that the compiler vectorises.  array_kern.c
- * compiles the same kernels once per instruction set: for the build
- * machine's baseline ("c"), and, on x86-64, for AVX2 and AVX-512 with
- * target attributes, chosen when called by what the CPU reports
+ * branch-free integer code that the compiler vectorises.  The same
+ * kernels are compiled once per instruction set: for the build machine's
+ * baseline ("c", array_kern.c), and, on x86-64, for AVX2 and AVX-512 with
+ * target attributes (array_kern_avx2.c, array_kern_avx512.c), chosen when called by what the CPU reports
  * (fpki_isa), never by the flags the library was built with. */
 #ifndef FPKIT_ARRAY_IMPL_H
 #define FPKIT_ARRAY_IMPL_H

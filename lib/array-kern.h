@@ -1,4 +1,4 @@
-/* The array kernels' bodies, for instantiation: array_kern.c compiles them
+/* The array kernels' bodies, for instantiation: array_kern*.c compile them
  * once per instruction set, each time with the format and mode known, so
  * that the compiler folds the format's constants and vectorises the loops.
  * Everything here is branch-free integer code on float32 encodings; the
@@ -11,6 +11,15 @@
 #include <string.h>
 
 #include "array-impl.h"
+
+/* The squared errors' sums round each product before it is added, as
+ * fpk_array_sqerr promises (the kernels' bodies included); nothing else
+ * in the kernels multiplies floats. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
 
 #define FPKI_INLINE static inline __attribute__((always_inline))
 

@@ -4,7 +4,7 @@
  *
  * Float32, fp16, bf16 and the FP8 dtypes converted into fp16, bf16, tf32,
  * e4m3 or e5m2 under RNE, RTZ or SR (sr_bits <= 32) take the kernels of
- * array_kern.c, every other case fpk_convert itself.  Arrays of a few
+ * array_kern*.c, every other case fpk_convert itself.  Arrays of a few
  * pieces and more are split into pieces of FPKI_PIECE elements that
  * OpenMP threads share; under SR element i always rounds with counter
  * sr_counter + i, so neither threads nor pieces change a bit.

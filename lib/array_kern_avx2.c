@@ -1,0 +1,541 @@
+/* The AVX2 kernel set (AVX2, BMI2 and F16C), whatever the build flags:
+ * array-kern.h's bodies, and kernels of its own for fp16 under RNE and
+ * RTZ (F16C), the statistics of magnitudes, and the squared errors of
+ * fake quantisation under RNE.
+ *
+ * F16C's vcvtps2ph, with the rounding mode in its immediate (so MXCSR's
+ * mode, FTZ and DAZ play no part), gives the correctly rounded fp16
+ * encoding of every input, NaN payloads included, so only NaNs need
+ * fixing up (to the canonical NaN); the flags come from integer compares
+ * and the exact round trip vcvtph2ps. */
+#include <string.h>
+
+#include "array-kern.h"
+#include "array-kern-x86.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,f16c")))
+
+TARGET_AVX2 static void store_avx2(void *z, size_t i, const uint32_t *block, size_t n,
+                                   size_t size, bool stream)
+{
+    if (!stream) {
+        fpki_store_plain(z, i, block, n, size);
+        return;
+    }
+    uint32_t t[FPKI_BLOCK] __attribute__((aligned(32)));
+    fpki_narrow(block, t, size);
+    uint8_t *dst = (uint8_t *)z + size * i;
+    for (size_t b = 0; b < size * FPKI_BLOCK; b += 32)
+        _mm256_stream_si256((__m256i *)(dst + b),
+                            _mm256_load_si256((const __m256i *)((const uint8_t *)t + b)));
+}
+
+/* F16C, 8 elements at a time; the head before Z's alignment and the tail
+ * go through the integer kernel. */
+TARGET_AVX2 static inline __attribute__((always_inline)) unsigned
+f16c_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream, bool rtz)
+{
+    size_t width = p->quant ? 4 : 2;
+    size_t head = stream ? fpki_stream_head(z, width) : 0;
+    if (head == SIZE_MAX)
+        head = 0, stream = false;
+    if (head > n)
+        head = n;
+    unsigned fl = fpki_conv_any(p, x, z, head, 0, false, store_avx2);
+    const __m256i mag = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i quiet = _mm256_set1_epi32(0x400000), zero = _mm256_setzero_si256();
+    const __m256i of_at = _mm256_set1_epi32((int)((rtz ? F16C_OF_RTZ : F16C_OF_RNE) - 1));
+    const __m256i tiny = _mm256_set1_epi32(
+        (int)(p->tiny_before || rtz ? F16C_MIN_NORMAL : F16C_TINY_RNE));
+    const __m128i hmag = _mm_set1_epi16(0x7fff), hinf = _mm_set1_epi16(0x7c00);
+    const __m128i hnan = _mm_set1_epi16(F16C_NAN);
+    __m256i ix = zero, uf = zero, of = zero, inv = zero;
+    size_t i = head;
+    for (; n - i >= 8; i += 8) {
+        if (i % 16 == 0)
+            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
+        __m256i xi = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i a = _mm256_and_si256(xi, mag);
+        __m128i h = rtz ? _mm256_cvtps_ph(_mm256_castsi256_ps(xi),
+                                          _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+                        : _mm256_cvtps_ph(_mm256_castsi256_ps(xi),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m128i hnanm = _mm_cmpgt_epi16(_mm_and_si128(h, hmag), hinf);
+        h = _mm_blendv_epi8(h, hnan, hnanm);
+        __m256i back = _mm256_castps_si256(_mm256_cvtph_ps(h));
+        __m256i fin = _mm256_cmpgt_epi32(inf, a), isnan = _mm256_cmpgt_epi32(a, inf);
+        __m256i ixv = _mm256_andnot_si256(_mm256_cmpeq_epi32(back, xi), fin);
+        ix = _mm256_or_si256(ix, ixv);
+        of = _mm256_or_si256(of, _mm256_and_si256(fin, _mm256_cmpgt_epi32(a, of_at)));
+        uf = _mm256_or_si256(uf, _mm256_and_si256(ixv, _mm256_cmpgt_epi32(tiny, a)));
+        inv = _mm256_or_si256(
+            inv, _mm256_and_si256(isnan, _mm256_cmpeq_epi32(_mm256_and_si256(a, quiet), zero)));
+        if (p->quant) {
+            __m256i *dst = (__m256i *)((uint32_t *)z + i);
+            if (stream)
+                _mm256_stream_si256(dst, back);
+            else
+                _mm256_storeu_si256(dst, back);
+        } else {
+            __m128i *dst = (__m128i *)((uint16_t *)z + i);
+            if (stream)
+                _mm_stream_si128(dst, h);
+            else
+                _mm_storeu_si128(dst, h);
+        }
+    }
+    fl |= f16c_flags(!_mm256_testz_si256(ix, ix), !_mm256_testz_si256(uf, uf),
+                     !_mm256_testz_si256(of, of), !_mm256_testz_si256(inv, inv));
+    return fl | fpki_conv_any(p, x + i, (uint8_t *)z + width * i, n - i, 0, false, store_avx2);
+}
+
+TARGET_AVX2 unsigned fpki_conv_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
+                                      uint64_t index, bool stream)
+{
+    unsigned fl = 0;
+    if (f16c_exact(p))
+        fl = p->mode == FPK_RTZ ? f16c_avx2(p, x, z, n, stream, true)
+                                : f16c_avx2(p, x, z, n, stream, false);
+    else
+        fl = fpki_conv_any(p, x, z, n, index, stream, store_avx2);
+    if (stream)
+        _mm_sfence();
+    return fl;
+}
+
+TARGET_AVX2 void fpki_widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size_t n, bool daz)
+{
+    fpki_widen_any(t, x, z, n, daz);
+}
+
+TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t n,
+                                   uint64_t index, int64_t (*delta)[4])
+{
+    fpki_srfix_any(k, x, n, index, delta);
+}
+
+/* The byte indices of the set bits of a 4-bit mask, from the lowest, and
+ * their count. */
+static const uint32_t pack4_index[16] = {
+    0x00000000, 0x00000000, 0x00000001, 0x00000100, 0x00000002, 0x00000200,
+    0x00000201, 0x00020100, 0x00000003, 0x00000300, 0x00000301, 0x00030100,
+    0x00000302, 0x00030200, 0x00030201, 0x03020100,
+};
+static const uint8_t pack4_count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+
+/* The vpermd indices that move the lanes of the 8-bit mask M to the
+ * front, in order (AVX2 has no vpcompressd). */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i pack8_indices(unsigned m)
+{
+    uint64_t lo = pack4_index[m & 15];
+    uint64_t hi = (uint64_t)(pack4_index[m >> 4] + 0x04040404u) << (8 * pack4_count[m & 15]);
+    return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)(lo | hi)));
+}
+
+/* The squared errors of the 16 float32 elements at XT and their results
+ * at YT (as fpki_lanes_any adds them: the uncounted ones add zeros) into
+ * the lanes SX and SE, four to a vector. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+sq16_avx2(const float *xt, const float *yt, bool want_x2, __m256d *sx, __m256d *se)
+{
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
+    const __m256i inf = _mm256_set1_epi32((int)FPKI_F32_INF);
+    for (int g = 0; g < 2; g++) {
+        __m256 xv = _mm256_load_ps(xt + 8 * g), yv = _mm256_load_ps(yt + 8 * g);
+        __m256i ax = _mm256_and_si256(_mm256_castps_si256(xv), mag);
+        __m256i ay = _mm256_and_si256(_mm256_castps_si256(yv), mag);
+        __m256i counted = _mm256_and_si256(
+            _mm256_and_si256(_mm256_cmpgt_epi32(ax, _mm256_setzero_si256()),
+                             _mm256_cmpgt_epi32(inf, ax)),
+            _mm256_cmpgt_epi32(inf, ay));
+        __m256 xk = _mm256_and_ps(xv, _mm256_castsi256_ps(counted));
+        __m256 yk = _mm256_and_ps(yv, _mm256_castsi256_ps(counted));
+        for (int h = 0; h < 2; h++) {
+            __m128 xq = h ? _mm256_extractf128_ps(xk, 1) : _mm256_castps256_ps128(xk);
+            __m128 yq = h ? _mm256_extractf128_ps(yk, 1) : _mm256_castps256_ps128(yk);
+            __m256d xd = _mm256_cvtps_pd(xq);
+            __m256d ed = _mm256_sub_pd(_mm256_cvtps_pd(yq), xd);
+            if (want_x2)
+                sx[2 * g + h] = _mm256_add_pd(sx[2 * g + h], _mm256_mul_pd(xd, xd));
+            se[2 * g + h] = _mm256_add_pd(se[2 * g + h], _mm256_mul_pd(ed, ed));
+        }
+    }
+}
+
+/* fpki_lanes_fn with AVX2, as fpki_lanes_avx512 below: the nonzero elements
+ * of SQ_BLOCK and their results packed (vpermd by pack8_indices) behind
+ * the fewer than 16 left from the last block, then summed 16 at a time. */
+TARGET_AVX2 unsigned fpki_lanes_avx2(const float *x, const float *y, size_t n, unsigned lane,
+                                       double *x2, double *e2)
+{
+    __m256d sx[4], se[4];
+    for (int k = 0; k < 4; k++) {
+        sx[k] = x2 ? _mm256_loadu_pd(x2 + 4 * k) : _mm256_setzero_pd();
+        se[k] = e2 ? _mm256_loadu_pd(e2 + 4 * k) : _mm256_setzero_pd();
+    }
+    float xp[SQ_BLOCK + 32] __attribute__((aligned(32)));
+    float yp[SQ_BLOCK + 32] __attribute__((aligned(32)));
+    memset(xp, 0, 16 * sizeof *xp); /* lanes before LANE: zeros, which add nothing */
+    memset(yp, 0, 16 * sizeof *yp);
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
+    size_t left = lane;
+    for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left, i = 0;
+        for (; len - i >= 8; i += 8) {
+            __m256 xv = _mm256_loadu_ps(x + i0 + i);
+            __m256 yv = y ? _mm256_loadu_ps(y + i0 + i) : _mm256_setzero_ps();
+            __m256i zero = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(xv), mag),
+                                              _mm256_setzero_si256());
+            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)) & 0xff;
+            __m256i idx = pack8_indices(nonzero);
+            _mm256_storeu_ps(xp + m, _mm256_permutevar8x32_ps(xv, idx));
+            _mm256_storeu_ps(yp + m, _mm256_permutevar8x32_ps(yv, idx));
+            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+        }
+        for (; i < len; i++) {
+            uint32_t xb;
+            memcpy(&xb, &x[i0 + i], sizeof xb);
+            xp[m] = x[i0 + i];
+            yp[m] = y ? y[i0 + i] : 0;
+            m += (xb & FPKI_F32_MAG) != 0;
+        }
+        size_t whole = m & ~(size_t)15;
+        sq_ahead px = sq_next_block(x, n, i0), py = sq_next_block(y, n, i0);
+        for (size_t r = 0; r < whole; r += 16) {
+            sq_prefetch(&px);
+            sq_prefetch(&py);
+            sq16_avx2(xp + r, yp + r, x2 != NULL, sx, se);
+        }
+        left = m - whole;
+        memmove(xp, xp + whole, 16 * sizeof *xp);
+        memmove(yp, yp + whole, 16 * sizeof *yp);
+    }
+    if (left) {
+        memset(xp + left, 0, (16 - left) * sizeof *xp);
+        memset(yp + left, 0, (16 - left) * sizeof *yp);
+        sq16_avx2(xp, yp, x2 != NULL, sx, se);
+    }
+    for (int k = 0; k < 4; k++) {
+        if (x2)
+            _mm256_storeu_pd(x2 + 4 * k, sx[k]);
+        if (e2)
+            _mm256_storeu_pd(e2 + 4 * k, se[k]);
+    }
+    return (unsigned)left;
+}
+
+/* The largest and the least of the 8 lanes of V. */
+TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t max8_epu32(__m256i v)
+{
+    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4e));
+    return (uint32_t)_mm_cvtsi128_si32(_mm_max_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t min8_epu32(__m256i v)
+{
+    __m128i m = _mm_min_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_min_epu32(m, _mm_shuffle_epi32(m, 0x4e));
+    return (uint32_t)_mm_cvtsi128_si32(_mm_min_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+/* ACC->below[KEY[q]] += how many of the M magnitudes at V (padded with
+ * 0x7fffffff to a whole vector) are below the key, for the NK <= 8 keys
+ * indexed by KEY, each at most 0x7fffffff. */
+TARGET_AVX2 static void count_below8(const fpki_skeys *keys, const int *key, int nk,
+                                     const uint32_t *v, size_t m, fpki_sacc *acc)
+{
+    __m256i kv[8], cv[8];
+    for (int q = 0; q < nk; q++) {
+        kv[q] = _mm256_set1_epi32((int)keys->key[key[q]]);
+        cv[q] = _mm256_setzero_si256();
+    }
+    for (size_t r = 0; r < m; r += 8) {
+        __m256i a = _mm256_load_si256((const __m256i *)(v + r));
+        for (int q = 0; q < nk; q++) /* (signed compares: both below 2^31) */
+            cv[q] = _mm256_sub_epi32(cv[q], _mm256_cmpgt_epi32(kv[q], a));
+    }
+    for (int q = 0; q < nk; q++) {
+        uint32_t c[8];
+        _mm256_storeu_si256((__m256i *)c, cv[q]);
+        acc->below[key[q]] += (uint64_t)c[0] + c[1] + c[2] + c[3] + c[4] + c[5] + c[6] + c[7];
+    }
+}
+
+/* fpki_stats_fn with AVX2, for magnitudes (keys on the encodings, SIGN,
+ * take the portable code): as fpki_stats_avx512, the zeros left out at once
+ * and the other magnitudes packed (vpermd by pack8_indices); the keys
+ * the block's range leaves undecided counted over them, eight a pass;
+ * their exponents in four histograms; the float32 subnormals among them
+ * counted only where the least is one. */
+TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size_t n,
+                                   fpki_sacc *acc)
+{
+    if (keys->sign) {
+        fpki_stats_any(keys, x, n, acc);
+        return;
+    }
+    uint32_t hist[4][256]; /* (N < 2^32) */
+    memset(hist, 0, sizeof hist);
+    uint32_t bz[FPKI_SBLOCK + 8] __attribute__((aligned(32)));
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), zero = _mm256_setzero_si256();
+    for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
+        size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0, i = 0;
+        __m256i top = zero, least = _mm256_set1_epi32(-1);
+        for (; len - i >= 8; i += 8) {
+            if (i % 16 == 0)
+                _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
+            __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
+            __m256i is_zero = _mm256_cmpeq_epi32(a, zero);
+            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(is_zero)) & 0xff;
+            top = _mm256_max_epu32(top, a);
+            least = _mm256_min_epu32(least, _mm256_or_si256(a, is_zero));
+            _mm256_storeu_si256((__m256i *)(bz + m),
+                                _mm256_permutevar8x32_epi32(a, pack8_indices(nonzero)));
+            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+        }
+        uint32_t block_top = max8_epu32(top), block_least = min8_epu32(least);
+        for (; i < len; i++) {
+            uint32_t a = x[i0 + i] & FPKI_F32_MAG;
+            if (a == 0)
+                continue;
+            bz[m++] = a;
+            block_top = a > block_top ? a : block_top;
+            block_least = a < block_least ? a : block_least;
+        }
+        uint32_t zeros = (uint32_t)(len - m), amax = block_top;
+        if (block_top >= FPKI_F32_INF) { /* seldom: the largest finite one */
+            amax = 0;
+            for (size_t r = 0; r < m; r++)
+                amax = bz[r] < FPKI_F32_INF && bz[r] > amax ? bz[r] : amax;
+        }
+        if (amax > acc->amax)
+            acc->amax = amax;
+        hist[0][0] += zeros;
+        size_t r = 0;
+        for (; m - r >= 4; r += 4) {
+            hist[0][bz[r] >> 23]++;
+            hist[1][bz[r + 1] >> 23]++;
+            hist[2][bz[r + 2] >> 23]++;
+            hist[3][bz[r + 3] >> 23]++;
+        }
+        for (; r < m; r++)
+            hist[0][bz[r] >> 23]++;
+        if (block_least < 0x800000u)
+            for (r = 0; r < m; r++)
+                if (bz[r] < 0x800000u)
+                    acc->subnormal[31 - __builtin_clz(bz[r])]++;
+        /* Keys: zeros are below every positive one; none of the packed
+         * is below the least of them, and all below one above the top. */
+        for (r = m; r < m + 8; r++)
+            bz[r] = FPKI_F32_MAG;
+        int undecided[FPKI_MAX_KEYS], nu = 0;
+        for (int k = 0; k < keys->n; k++) {
+            uint32_t key = keys->key[k];
+            acc->below[k] += key > 0 ? zeros : 0;
+            if (key > block_top)
+                acc->below[k] += m;
+            else if (key > block_least)
+                undecided[nu++] = k;
+        }
+        for (int q = 0; q < nu; q += 8)
+            count_below8(keys, undecided + q, nu - q < 8 ? nu - q : 8, bz, m, acc);
+    }
+    for (int b = 0; b < 256; b++)
+        acc->hist[b] += (uint64_t)hist[0][b] + hist[1][b] + hist[2][b] + hist[3][b];
+}
+
+/* F's constants for rounding float32 magnitudes under RNE with AVX2, as
+ * near_round rounds them (the kernels run in the default floating-point
+ * environment, whose rounding is to nearest even), and for the squared
+ * errors' flags: near_setup's, eight lanes wide. */
+typedef struct near8_consts {
+    bool subs;
+    int d0;
+    __m256i inf, min_normal, d0_exp, half, one, high, max32, tiny;
+} near8_consts;
+
+TARGET_AVX2 static inline __attribute__((always_inline)) near8_consts
+near8_setup(const fpk_format *f)
+{
+    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
+    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
+    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
+    const uint32_t max32 =
+        ((uint32_t)f->max_finite << d0) + ((uint32_t)(127 - f->bias) << 23);
+    near8_consts c;
+    c.subs = emin != -126;
+    c.d0 = d0;
+    c.inf = _mm256_set1_epi32((int)FPKI_F32_INF);
+    c.min_normal = _mm256_set1_epi32((int)min_normal);
+    c.d0_exp = _mm256_set1_epi32(d0 << 23);
+    c.half = _mm256_set1_epi32((int)((1u << (d0 - 1)) - 1));
+    c.one = _mm256_set1_epi32(1);
+    c.high = _mm256_set1_epi32((int)~((1u << d0) - 1));
+    c.max32 = _mm256_set1_epi32((int)max32);
+    c.tiny = _mm256_set1_epi32((int)(min_normal - (1u << (emin - m - 2 - lsb_below))));
+    return c;
+}
+
+/* The 8 magnitudes A (none above max32) rounded under RNE, as float32:
+ * near_round's two ways. */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i near8_round(const near8_consts *c,
+                                                                            __m256i a)
+{
+    if (c->subs) {
+        __m256i cv = _mm256_add_epi32(
+            _mm256_and_si256(_mm256_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
+        __m256 cf = _mm256_castsi256_ps(cv);
+        return _mm256_castps_si256(
+            _mm256_sub_ps(_mm256_add_ps(_mm256_castsi256_ps(a), cf), cf));
+    }
+    __m256i t = _mm256_add_epi32(
+        _mm256_add_epi32(a, c->half),
+        _mm256_and_si256(_mm256_srli_epi32(a, (unsigned)c->d0), c->one));
+    return _mm256_and_si256(t, c->high);
+}
+
+/* Adds to the lanes SX (if WANT_X2) and SE the squares of the float32
+ * values A and of the errors E, four lanes to a vector from lane 4 * K. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+sq8_exact(__m256 a, __m256 e, bool want_x2, __m256d *sx, __m256d *se)
+{
+    for (int h = 0; h < 2; h++) {
+        __m256d ed = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(e, 1) : _mm256_castps256_ps128(e));
+        se[h] = _mm256_add_pd(se[h], _mm256_mul_pd(ed, ed));
+        if (want_x2) {
+            __m256d ad =
+                _mm256_cvtps_pd(h ? _mm256_extractf128_ps(a, 1) : _mm256_castps256_ps128(a));
+            sx[h] = _mm256_add_pd(sx[h], _mm256_mul_pd(ad, ad));
+        }
+    }
+}
+
+/* One format's squared errors between blocks with AVX2: its lanes, the
+ * least magnitude rounded inexactly on the fast path, and its flags. */
+typedef struct sq8_state {
+    __m256d x[4], e[4];
+    __m256i least;
+    unsigned flags;
+} sq8_state;
+
+/* Adds to *ST P's squared errors (F under RNE, no options) of the M
+ * nonzero magnitudes at NZ (aligned; M a multiple of 16, and the M + 16
+ * after them zeros when TAIL, the last call's), and of X2 too if
+ * WANT_X2.  Sixteen with none above max32 are rounded by near8_round:
+ * every result is finite and each error exact in float32 (the result is
+ * zero or within a factor of two of the magnitude); sixteen with one,
+ * and the tail, by the portable kernel, their terms as fpk_array_sqerr
+ * adds them. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+sq8_run(const fpk_format *f, bool want_x2, const fpki_conv *p, sq8_state *st,
+        const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
+{
+    const near8_consts c = near8_setup(f);
+    sq8_state s = *st;
+    for (size_t r = 0; r < m + (tail ? 16 : 0); r += 16) {
+        sq_prefetch(pf);
+        __m256i a0 = _mm256_load_si256((const __m256i *)(nz + r));
+        __m256i a1 = _mm256_load_si256((const __m256i *)(nz + r + 8));
+        __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(a0, c.max32),
+                                       _mm256_cmpgt_epi32(a1, c.max32));
+        if (__builtin_expect(r >= m || !_mm256_testz_si256(over, over), 0)) {
+            float y[16] __attribute__((aligned(32)));
+            s.flags |= fpki_conv_avx2(p, nz + r, y, 16, 0, false);
+            sq16_avx2((const float *)(nz + r), y, want_x2, s.x, s.e);
+            continue;
+        }
+        for (int g = 0; g < 2; g++) {
+            __m256i a = g ? a1 : a0, q = near8_round(&c, a);
+            /* exact results read as all ones, above every magnitude */
+            s.least = _mm256_min_epu32(s.least, _mm256_or_si256(a, _mm256_cmpeq_epi32(q, a)));
+            __m256 af = _mm256_castsi256_ps(a);
+            sq8_exact(af, _mm256_sub_ps(_mm256_castsi256_ps(q), af), want_x2, s.x + 2 * g,
+                      s.e + 2 * g);
+        }
+    }
+    const __m256i ones = _mm256_set1_epi32(-1);
+    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(s.least, ones), ones))
+        s.flags |= FPK_INEXACT;
+    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(s.least, c.tiny), c.tiny), ones))
+        s.flags |= FPK_UNDERFLOW;
+    *st = s;
+}
+
+TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *st,
+                                  const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
+{
+#define SQ8(f)                                                                                     \
+    (want_x2 ? sq8_run(f, true, p, st, nz, m, tail, pf) : sq8_run(f, false, p, st, nz, m, tail, pf))
+    switch (p->fmt) {
+    case FPKI_K_FP16: SQ8(&fpki_k_fp16); break;
+    case FPKI_K_BF16: SQ8(&fpki_k_bf16); break;
+    case FPKI_K_TF32: SQ8(&fpki_k_tf32); break;
+    case FPKI_K_E4M3: SQ8(&fpki_k_e4m3); break;
+    default: SQ8(&fpki_k_e5m2); break;
+    }
+#undef SQ8
+}
+
+/* fpki_sqerr_fn with AVX2, for formats under RNE without options, as
+ * fpki_sqerr_avx512 below: the nonzero magnitudes of SQ_BLOCK elements packed
+ * (vpermd by pack8_indices) behind the fewer than 16 left from the last
+ * block, then each format's errors summed 16 at a time over them while
+ * they are in L1. */
+TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, size_t n,
+                                   double *x2, double *e2, unsigned *flags)
+{
+    for (int j = 0; j < nf; j++)
+        if (!near_plain(&p[j]) || !p[j].quant || p[j].mode != FPK_RNE)
+            return false;
+    sq8_state st[FPKI_SQ_FORMATS];
+    for (int j = 0; j < nf; j++) {
+        for (int k = 0; k < 4; k++) {
+            st[j].x[k] = j == 0 && x2 ? _mm256_loadu_pd(x2 + 4 * k) : _mm256_setzero_pd();
+            st[j].e[k] = _mm256_loadu_pd(e2 + FPK_LANES * j + 4 * k);
+        }
+        st[j].least = _mm256_set1_epi32(-1);
+        st[j].flags = 0;
+    }
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
+    uint32_t nz[SQ_BLOCK + 32] __attribute__((aligned(32)));
+    size_t left = 0;
+    for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left, i = 0;
+        for (; len - i >= 8; i += 8) {
+            if (i % 16 == 0)
+                _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
+            __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
+            __m256i zero = _mm256_cmpeq_epi32(a, _mm256_setzero_si256());
+            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)) & 0xff;
+            _mm256_storeu_si256((__m256i *)(nz + m),
+                                _mm256_permutevar8x32_epi32(a, pack8_indices(nonzero)));
+            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+        }
+        for (; i < len; i++) {
+            nz[m] = x[i0 + i] & FPKI_F32_MAG;
+            m += nz[m] != 0;
+        }
+        size_t whole = m & ~(size_t)15;
+        sq_ahead pf = sq_next_block(x, n, i0);
+        for (int j = 0; j < nf; j++)
+            sq8_block(&p[j], j == 0 && x2, &st[j], nz, whole, false, &pf);
+        left = m - whole;
+        memmove(nz, nz + whole, 16 * sizeof *nz);
+    }
+    if (left)
+        memset(nz + left, 0, (16 - left) * sizeof *nz);
+    for (int j = 0; j < nf; j++) {
+        if (left)
+            sq8_block(&p[j], j == 0 && x2, &st[j], nz, 0, true, NULL);
+        for (int k = 0; k < 4; k++) {
+            if (j == 0 && x2)
+                _mm256_storeu_pd(x2 + 4 * k, st[j].x[k]);
+            _mm256_storeu_pd(e2 + FPK_LANES * j + 4 * k, st[j].e[k]);
+        }
+        flags[j] |= st[j].flags;
+    }
+    return true;
+}
+#endif
