@@ -59,7 +59,8 @@ fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, fpki_widen_avx2,
 fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, fpki_stats_avx2, fpki_stats_avx512};
 fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, fpki_srfix_avx2, fpki_srfix_avx512};
 fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT] = {lanes_c, fpki_lanes_avx2, fpki_lanes_avx512};
-fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, fpki_sqerr_avx2, fpki_sqerr_avx512};
+fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, fpki_sqerr_avx2,
+                                                       fpki_sqerr_avx512};
 #else
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_c, conv_c};
 fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_c, widen_c};

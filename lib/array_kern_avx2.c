@@ -1,13 +1,14 @@
 /* The AVX2 kernel set (AVX2, BMI2 and F16C), whatever the build flags:
- * array-kern.h's bodies, and kernels of its own for fp16 under RNE and
- * RTZ (F16C), the statistics of magnitudes, and the squared errors of
- * fake quantisation under RNE.
+ * array-kern.h's bodies, and kernels of its own for the five kernel
+ * formats under RNE, RTZ and SR (near8), fp16 with tininess before
+ * rounding (F16C), the statistics of magnitudes and their SR fix-up, and
+ * the squared errors of fake quantisation under RNE and RTZ.
  *
  * F16C's vcvtps2ph, with the rounding mode in its immediate (so MXCSR's
  * mode, FTZ and DAZ play no part), gives the correctly rounded fp16
  * encoding of every input, NaN payloads included, so only NaNs need
  * fixing up (to the canonical NaN); the flags come from integer compares
- * and the exact round trip vcvtph2ps. */
+ * and the exact round trip vcvtph2ps.  near8 is faster where both apply. */
 #include <string.h>
 
 #include "array-kern.h"
@@ -90,11 +91,430 @@ f16c_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream,
     return fl | fpki_conv_any(p, x + i, (uint8_t *)z + width * i, n - i, 0, false, store_avx2);
 }
 
+/* The AVX2 kernel for the five kernel formats under RNE, RTZ and SR
+ * without options (near8): near16's (array_kern_avx512.c) eight lanes
+ * wide.  Under RNE, formats with float32's exponent range round in the
+ * integers, the others by the vector unit (adding C, as near_round does:
+ * the kernels run in the default floating-point environment, whose
+ * rounding is to nearest even, and DAZ cannot matter); under RTZ and SR
+ * those round in the integers as fpki_conv1 does (AVX2 has no rounding
+ * mode in the instruction).  A line of 32 bytes of output at a time; the
+ * flags from running minima, and overflows, infinities and NaNs only in
+ * the lines that hold one. */
+typedef struct near8_consts {
+    bool rne, sr, quant, subs, inf_enc, of_signed;
+    int d0;
+    uint32_t sign_shift;
+    __m256i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf_up, max32, quiet;
+    __m256i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
+    __m256i d0_exp, rebias_c;         /* d0 in float32's exponent field; C's shifted, less */
+    /* the integer rounding where F has exponents below float32's */
+    __m256i man, hidden, sub_dd, rebias32, d0v, min_sub32, max_val, tiny_away;
+    /* SR: the seed, and the shift to the random bits used */
+    __m256i seed_mix;
+    __m128i sr_shift;
+} near8_consts;
+
+TARGET_AVX2 static inline __attribute__((always_inline)) near8_consts
+near8_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
+{
+    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
+    const bool rne = mode == FPK_RNE;
+    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
+    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
+    const uint32_t maxf = (uint32_t)f->max_finite, inf_enc = (uint32_t)f->inf;
+    const uint32_t nan_enc = (uint32_t)f->nan;
+    const uint32_t max32 = (maxf << d0) + ((uint32_t)(127 - f->bias) << 23);
+    const uint32_t of_val = quant ? (rne ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN) : max32)
+                                  : (rne ? (inf_enc ? inf_enc : nan_enc) : maxf);
+    const uint32_t inf_val = quant ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN)
+                                   : (inf_enc ? inf_enc : nan_enc);
+    near8_consts c;
+    c.rne = rne;
+    c.sr = mode == FPK_SR;
+    c.quant = quant;
+    c.subs = emin != -126;
+    c.inf_enc = inf_enc != 0;
+    c.of_signed = !rne || inf_enc != 0; /* NaN results carry no sign */
+    c.d0 = d0;
+    c.sign_shift = (uint32_t)(32 - f->width);
+    c.mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
+    c.inf = _mm256_set1_epi32((int)FPKI_F32_INF);
+    c.low = _mm256_set1_epi32((int)((1u << d0) - 1));
+    c.high = _mm256_set1_epi32((int)~((1u << d0) - 1));
+    c.half = _mm256_set1_epi32((int)((1u << (d0 - 1)) - 1));
+    c.one = _mm256_set1_epi32(1);
+    c.rebias = _mm256_set1_epi32((int)((uint32_t)(127 - f->bias) << m));
+    c.min_normal = _mm256_set1_epi32((int)min_normal);
+    c.tiny = _mm256_set1_epi32(
+        (int)(rne ? min_normal - (1u << (emin - m - 2 - lsb_below)) : min_normal));
+    c.maxf_up = _mm256_set1_epi32((int)(maxf + 1));
+    c.max32 = _mm256_set1_epi32((int)max32);
+    c.quiet = _mm256_set1_epi32((int)FPKI_F32_QUIET);
+    c.of_val = _mm256_set1_epi32((int)of_val);
+    c.inf_val = _mm256_set1_epi32((int)inf_val);
+    c.nan_val = _mm256_set1_epi32((int)(quant ? FPKI_F32_QNAN : nan_enc));
+    c.d0_exp = _mm256_set1_epi32(d0 << 23);
+    c.rebias_c = _mm256_set1_epi32((d0 + 128 - f->bias) << m);
+    c.man = _mm256_set1_epi32(0x7fffff);
+    c.hidden = _mm256_set1_epi32(0x800000);
+    c.sub_dd = _mm256_set1_epi32(d0 + emin + 127);
+    c.rebias32 = _mm256_set1_epi32((int)((uint32_t)(127 - f->bias) << 23));
+    c.d0v = _mm256_set1_epi32(d0);
+    c.min_sub32 = _mm256_set1_epi32((int)(emin - m >= -126 ? (uint32_t)(emin - m + 127) << 23
+                                                           : 1u << (emin - m + 149)));
+    c.max_val = _mm256_set1_epi32((int)(quant ? max32 : maxf));
+    c.tiny_away = _mm256_set1_epi32((int)(min_normal - (1u << (emin - m - 1 - lsb_below)) + 1));
+    c.seed_mix = _mm256_set1_epi64x((long long)(c.sr ? p->seed_mix : 0));
+    c.sr_shift = _mm_cvtsi32_si128(c.sr ? p->sr_shift : 0);
+    return c;
+}
+
+/* The flags near8 finds, as lane masks. */
+typedef struct near8_flags {
+    __m256i ix, uf, of, inv;
+} near8_flags;
+
+/* A > B and A >= B for unsigned 32-bit lanes. */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i cmpge_epu32(__m256i a, __m256i b)
+{
+    return _mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a);
+}
+
+/* The integer rounding's operands for the 8 magnitudes A where F has
+ * exponents below float32's (fpki_conv1's): *DD bits of *V are discarded,
+ * *SIG is A's significand with its hidden bit.  DD may exceed 31, where
+ * AVX2's variable shifts give zeros, as fpki_conv1 wants. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+int8_operands(const near8_consts *c, __m256i a, __m256i *dd, __m256i *v, __m256i *sig)
+{
+    __m256i ef = _mm256_srli_epi32(a, 23), man = _mm256_and_si256(a, c->man);
+    __m256i sub = _mm256_cmpgt_epi32(c->min_normal, a);
+    *sig = _mm256_or_si256(
+        man, _mm256_andnot_si256(_mm256_cmpeq_epi32(ef, _mm256_setzero_si256()), c->hidden));
+    *dd = _mm256_blendv_epi8(c->d0v, _mm256_sub_epi32(c->sub_dd, _mm256_max_epu32(ef, c->one)),
+                             sub);
+    *v = _mm256_blendv_epi8(_mm256_sub_epi32(a, c->rebias32), *sig, sub);
+}
+
+/* Rounds the 8 magnitudes A under RNE or RTZ: *K gets the encodings'
+ * magnitudes, *Q their values as float32 (both right where A is at most
+ * max32; *K above max finite, unsigned, where A rounds above it): as
+ * near_round, but for RTZ where F has exponents below float32's, which
+ * truncates in the integers (no bits are left where more than 23 go). */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+round8(const near8_consts *c, __m256i a, __m256i *k, __m256i *q)
+{
+    if (c->subs && !c->rne) {
+        __m256i dd, v, sig;
+        int8_operands(c, a, &dd, &v, &sig);
+        *k = _mm256_srlv_epi32(v, dd);
+        *q = _mm256_andnot_si256(_mm256_cmpgt_epi32(dd, _mm256_set1_epi32(23)),
+                                 _mm256_sllv_epi32(_mm256_srlv_epi32(a, dd), dd));
+        return;
+    }
+    if (c->subs) {
+        __m256i cv = _mm256_add_epi32(
+            _mm256_and_si256(_mm256_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
+        __m256 cf = _mm256_castsi256_ps(cv);
+        __m256 sum = _mm256_add_ps(_mm256_castsi256_ps(a), cf);
+        __m256i n = _mm256_sub_epi32(_mm256_castps_si256(sum), cv);
+        *k = _mm256_add_epi32(n, _mm256_sub_epi32(_mm256_srli_epi32(cv, (unsigned)c->d0),
+                                                  c->rebias_c));
+        *q = _mm256_castps_si256(_mm256_sub_ps(sum, cf));
+        return;
+    }
+    __m256i t = a;
+    if (c->rne)
+        t = _mm256_add_epi32(_mm256_add_epi32(a, c->half),
+                             _mm256_and_si256(_mm256_srli_epi32(a, (unsigned)c->d0), c->one));
+    *k = _mm256_sub_epi32(_mm256_srli_epi32(t, (unsigned)c->d0), c->rebias);
+    *q = _mm256_and_si256(t, c->high);
+}
+
+/* The low 64 bits of the products of the 64-bit lanes of A with the
+ * constant whose halves are in the low dwords of LO and HI (AVX2 has no
+ * vpmullq). */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i mul64(__m256i a, __m256i lo,
+                                                                      __m256i hi)
+{
+    __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), lo),
+                                     _mm256_mul_epu32(a, hi));
+    return _mm256_add_epi64(_mm256_mul_epu32(a, lo), _mm256_slli_epi64(cross, 32));
+}
+
+/* fpk_sr_hash's mixing of the four words W (counters times
+ * FPKI_SR_GOLDEN plus FPKI_SR_OFFSET), but for its last step. */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i hash4(__m256i w, __m256i seed_mix)
+{
+    const uint64_t m1 = 0xbf58476d1ce4e5b9u, m2 = 0x94d049bb133111ebu;
+    const __m256i m1lo = _mm256_set1_epi64x((long long)m1),
+                  m1hi = _mm256_set1_epi64x((long long)(m1 >> 32));
+    const __m256i m2lo = _mm256_set1_epi64x((long long)m2),
+                  m2hi = _mm256_set1_epi64x((long long)(m2 >> 32));
+    __m256i z = _mm256_xor_si256(seed_mix, w);
+    z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), m1lo, m1hi);
+    return mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), m2lo, m2hi);
+}
+
+/* fpki_sr_bits(seed, CTR + i) in lane i, for 8 counters: the hashes of
+ * elements 0, 1, 4, 5 and of 2, 3, 6, 7, four at a time, so that one
+ * shuffle of their high halves puts them in order, and the last step
+ * taken on those (the high half of Z ^ (Z >> 31) is H ^ (H >> 31)). */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i rnd8(__m256i seed_mix,
+                                                                      uint64_t ctr)
+{
+    const uint64_t g = FPKI_SR_GOLDEN;
+    __m256i base = _mm256_set1_epi64x((long long)(ctr * g + FPKI_SR_OFFSET));
+    __m256i w0 = _mm256_add_epi64(
+        base, _mm256_set_epi64x((long long)(5 * g), (long long)(4 * g), (long long)g, 0));
+    __m256i w1 = _mm256_add_epi64(base, _mm256_set_epi64x((long long)(7 * g), (long long)(6 * g),
+                                                          (long long)(3 * g), (long long)(2 * g)));
+    __m256i hi = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(hash4(w0, seed_mix)),
+                                                       _mm256_castsi256_ps(hash4(w1, seed_mix)),
+                                                       _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm256_xor_si256(hi, _mm256_srli_epi32(hi, 31));
+}
+
+/* Stochastic rounding of the 8 magnitudes A (signs S), the first with
+ * counter CTR, as fpki_conv1 rounds them; the results of overflows,
+ * infinities and NaNs wrong, and *INC the lanes rounded up. */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i
+sr8(const near8_consts *c, __m256i a, __m256i s, uint64_t ctr, __m256i *k, __m256i *inc,
+    __m256i *inexact, near8_flags *fl)
+{
+    const __m256i one = c->one, zero = _mm256_setzero_si256();
+    const __m256i thirty_two = _mm256_set1_epi32(32), flip = _mm256_set1_epi32(INT32_MIN);
+    /* DD bits of V go; FRAC: the top 32 bits of the fraction of an ulp
+     * they make */
+    __m256i kept, disc, frac, dd = c->d0v;
+    if (!c->subs) {
+        kept = _mm256_srli_epi32(a, (unsigned)c->d0);
+        disc = _mm256_and_si256(a, c->low);
+        frac = _mm256_slli_epi32(disc, (unsigned)(32 - c->d0));
+    } else {
+        __m256i v, sig;
+        int8_operands(c, a, &dd, &v, &sig);
+        kept = _mm256_srlv_epi32(v, dd);
+        disc = _mm256_and_si256(v, _mm256_sub_epi32(_mm256_sllv_epi32(one, dd), one));
+        frac = _mm256_or_si256(_mm256_sllv_epi32(disc, _mm256_sub_epi32(thirty_two, dd)),
+                               _mm256_srlv_epi32(sig, _mm256_sub_epi32(dd, thirty_two)));
+    }
+    __m256i rnd = rnd8(c->seed_mix, ctr);
+    /* rnd < frac in the bits used, unsigned: none where nothing is discarded */
+    *inc = _mm256_cmpgt_epi32(_mm256_xor_si256(_mm256_srl_epi32(frac, c->sr_shift), flip),
+                              _mm256_xor_si256(_mm256_srl_epi32(rnd, c->sr_shift), flip));
+    *inexact = _mm256_xor_si256(_mm256_cmpeq_epi32(disc, zero), _mm256_set1_epi32(-1));
+    *k = _mm256_sub_epi32(kept, *inc);
+    __m256i tiny_up = _mm256_and_si256(*inc, _mm256_cmpgt_epi32(c->tiny_away, a));
+    __m256i tiny_down = _mm256_andnot_si256(*inc, _mm256_cmpgt_epi32(c->min_normal, a));
+    fl->uf =
+        _mm256_or_si256(fl->uf, _mm256_and_si256(*inexact, _mm256_or_si256(tiny_up, tiny_down)));
+    if (!c->quant)
+        return _mm256_or_si256(*k, _mm256_srli_epi32(s, c->sign_shift));
+    /* the value: A with the discarded bits cleared and the increment
+     * added, or below F's grid (DD > 23) zero or the least subnormal */
+    __m256i up = _mm256_and_si256(*inc, one), r;
+    if (!c->subs) {
+        r = _mm256_slli_epi32(_mm256_add_epi32(_mm256_srli_epi32(a, (unsigned)c->d0), up),
+                              (unsigned)c->d0);
+    } else {
+        r = _mm256_sllv_epi32(_mm256_add_epi32(_mm256_srlv_epi32(a, dd), up), dd);
+        r = _mm256_blendv_epi8(r, _mm256_and_si256(*inc, c->min_sub32),
+                               _mm256_cmpgt_epi32(dd, _mm256_set1_epi32(23)));
+    }
+    return _mm256_or_si256(r, s);
+}
+
+/* The results of the 8 elements at X, the first with SR counter CTR. */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i
+near8(const near8_consts *c, const uint32_t *x, uint64_t ctr, near8_flags *fl)
+{
+    const __m256i ones = _mm256_set1_epi32(-1);
+    __m256i xi = _mm256_loadu_si256((const __m256i *)x);
+    __m256i a = _mm256_and_si256(xi, c->mag), s = _mm256_andnot_si256(c->mag, xi);
+    __m256i sv = c->quant ? s : _mm256_srli_epi32(s, c->sign_shift);
+    __m256i kv, r, inc = _mm256_setzero_si256(), inexact;
+    if (c->sr) {
+        r = sr8(c, a, s, ctr, &kv, &inc, &inexact, fl);
+    } else {
+        __m256i qv;
+        round8(c, a, &kv, &qv);
+        inexact = _mm256_xor_si256(_mm256_cmpeq_epi32(qv, a), ones);
+        fl->uf = _mm256_or_si256(fl->uf, _mm256_and_si256(inexact, _mm256_cmpgt_epi32(c->tiny, a)));
+        r = _mm256_or_si256(c->quant ? qv : kv, sv);
+    }
+    /* Overflows, infinities and NaNs (all above max finite), seldom:
+     * their results replace the others. */
+    __m256i rare = _mm256_cmpgt_epi32(a, c->max32);
+    if (__builtin_expect(!_mm256_testz_si256(rare, rare), 0)) {
+        __m256i special = _mm256_cmpgt_epi32(a, _mm256_sub_epi32(c->inf, c->one));
+        __m256i of =
+            _mm256_andnot_si256(special, _mm256_and_si256(rare, cmpge_epu32(kv, c->maxf_up)));
+        __m256i isinf = _mm256_cmpeq_epi32(a, c->inf);
+        __m256i isnan = _mm256_andnot_si256(isinf, special);
+        __m256i inf_val = c->inf_enc ? _mm256_or_si256(c->inf_val, sv) : c->inf_val;
+        inexact = _mm256_andnot_si256(special, inexact);
+        fl->of = _mm256_or_si256(fl->of, of);
+        if (!c->inf_enc)
+            fl->inv = _mm256_or_si256(fl->inv, isinf);
+        fl->inv = _mm256_or_si256(
+            fl->inv, _mm256_and_si256(isnan, _mm256_cmpeq_epi32(_mm256_and_si256(a, c->quiet),
+                                                                _mm256_setzero_si256())));
+        if (c->sr) {
+            /* up, or exact: to infinity; else to max finite */
+            __m256i to_inf =
+                _mm256_and_si256(of, _mm256_or_si256(inc, _mm256_xor_si256(inexact, ones)));
+            r = _mm256_blendv_epi8(r, _mm256_or_si256(c->max_val, sv),
+                                   _mm256_andnot_si256(to_inf, of));
+            r = _mm256_blendv_epi8(r, inf_val, _mm256_or_si256(to_inf, isinf));
+        } else {
+            r = _mm256_blendv_epi8(r, c->of_signed ? _mm256_or_si256(c->of_val, sv) : c->of_val,
+                                   of);
+            r = _mm256_blendv_epi8(r, inf_val, isinf);
+        }
+        r = _mm256_blendv_epi8(r, c->nan_val, isnan);
+    }
+    fl->ix = _mm256_or_si256(fl->ix, inexact);
+    return r;
+}
+
+/* near8 for 8 elements under RNE or RTZ, the common case only: right
+ * unless a magnitude is above max32, which the lanes' largest magnitudes
+ * so far in *TOP tell; the least inexact magnitudes so far are in *LEAST
+ * (exact ones read as all ones; the inexact and underflow flags at the
+ * end). */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i
+near8_common(const near8_consts *c, const uint32_t *x, __m256i *top, __m256i *least)
+{
+    __m256i xi = _mm256_loadu_si256((const __m256i *)x), a = _mm256_and_si256(xi, c->mag), kv, qv;
+    round8(c, a, &kv, &qv);
+    *least = _mm256_min_epu32(*least, _mm256_or_si256(a, _mm256_cmpeq_epi32(qv, a)));
+    *top = _mm256_max_epi32(*top, a);
+    __m256i s = _mm256_andnot_si256(c->mag, xi);
+    return c->quant ? _mm256_or_si256(qv, s)
+                    : _mm256_or_si256(kv, _mm256_srli_epi32(s, c->sign_shift));
+}
+
+/* The results for the 32 bytes of output at X (of SIZE bytes each):
+ * near8_common where no element is rare, near8 where one is and under
+ * SR. */
+TARGET_AVX2 static inline __attribute__((always_inline)) __m256i
+near8_line(const near8_consts *c, const uint32_t *x, size_t size, uint64_t ctr, __m256i *least,
+           near8_flags *fl)
+{
+    const int nv = size == 1 ? 4 : size == 2 ? 2 : 1;
+    __m256i r[4];
+    if (!c->sr) {
+        __m256i top = _mm256_setzero_si256(), lst = _mm256_set1_epi32(-1);
+        for (int v = 0; v < nv; v++)
+            r[v] = near8_common(c, x + 8 * v, &top, &lst);
+        __m256i rare = _mm256_cmpgt_epi32(top, c->max32);
+        if (__builtin_expect(_mm256_testz_si256(rare, rare), 1))
+            *least = _mm256_min_epu32(*least, lst);
+        else
+            for (int v = 0; v < nv; v++)
+                r[v] = near8(c, x + 8 * v, 0, fl);
+    } else
+        for (int v = 0; v < nv; v++)
+            r[v] = near8(c, x + 8 * v, ctr + 8 * (uint64_t)v, fl);
+    /* packs with unsigned saturation (every result fits), which work
+     * within 128-bit lanes, then a permute back into order */
+    if (size == 1)
+        return _mm256_permutevar8x32_epi32(
+            _mm256_packus_epi16(_mm256_packus_epi32(r[0], r[1]), _mm256_packus_epi32(r[2], r[3])),
+            _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if (size == 2)
+        return _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xd8);
+    return r[0];
+}
+
+/* The N < 64 elements at X into Z (SIZE bytes each) by near8, through a
+ * buffer padded with zeros (which raise nothing). */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+near8_part(const near8_consts *c, const uint32_t *x, void *z, size_t n, uint64_t ctr,
+           size_t size, near8_flags *fl)
+{
+    uint32_t in[64], out[64];
+    memset(in, 0, sizeof in);
+    memcpy(in, x, 4 * n);
+    for (size_t i = 0; i < n; i += 8)
+        _mm256_storeu_si256((__m256i *)(out + i), near8(c, in + i, ctr + i, fl));
+    fpki_store_plain(z, 0, out, n, size);
+}
+
+/* X[0..N-1] into Z under F and MODE (near8), a line of Z at a time with
+ * non-temporal stores when STREAM, after the head before its alignment;
+ * returns the flags. */
+TARGET_AVX2 static inline __attribute__((always_inline)) unsigned
+near_avx2(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p, const uint32_t *x,
+          void *z, size_t n, uint64_t index, bool stream)
+{
+    const near8_consts c = near8_setup(f, mode, quant, p);
+    const size_t size = quant ? 4 : f->width <= 8 ? 1 : f->width <= 16 ? 2 : 4;
+    const size_t line = 32 / size;
+    size_t head = stream ? fpki_stream_head(z, size) : 0;
+    if (head == SIZE_MAX)
+        head = 0, stream = false;
+    if (head > n)
+        head = n;
+    const __m256i zero = _mm256_setzero_si256(), ones = _mm256_set1_epi32(-1);
+    near8_flags fl = {zero, zero, zero, zero};
+    if (head)
+        near8_part(&c, x, z, head, index, size, &fl);
+    size_t i = head;
+    __m256i least = ones;
+    for (; n - i >= line; i += line) {
+        for (size_t b = 0; b < 4 * line; b += 64)
+            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH + b, _MM_HINT_T1);
+        __m256i out = near8_line(&c, x + i, size, index + i, &least, &fl);
+        __m256i *dst = (__m256i *)((uint8_t *)z + size * i);
+        if (stream)
+            _mm256_stream_si256(dst, out);
+        else
+            _mm256_storeu_si256(dst, out);
+    }
+    if (i < n)
+        near8_part(&c, x + i, (uint8_t *)z + size * i, n - i, index + i, size, &fl);
+    fl.ix = _mm256_or_si256(fl.ix, _mm256_xor_si256(_mm256_cmpeq_epi32(least, ones), ones));
+    fl.uf = _mm256_or_si256(fl.uf, _mm256_xor_si256(cmpge_epu32(least, c.tiny), ones));
+    return f16c_flags(!_mm256_testz_si256(fl.ix, fl.ix), !_mm256_testz_si256(fl.uf, fl.uf),
+                      !_mm256_testz_si256(fl.of, fl.of), !_mm256_testz_si256(fl.inv, fl.inv));
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) unsigned
+near8_fmt(const fpk_format *f, const fpki_conv *p, const uint32_t *x, void *z, size_t n,
+          uint64_t index, bool stream)
+{
+    if (p->mode == FPK_RNE)
+        return p->quant ? near_avx2(f, FPK_RNE, true, p, x, z, n, index, stream)
+                        : near_avx2(f, FPK_RNE, false, p, x, z, n, index, stream);
+    if (p->mode == FPK_RTZ)
+        return p->quant ? near_avx2(f, FPK_RTZ, true, p, x, z, n, index, stream)
+                        : near_avx2(f, FPK_RTZ, false, p, x, z, n, index, stream);
+    return p->quant ? near_avx2(f, FPK_SR, true, p, x, z, n, index, stream)
+                    : near_avx2(f, FPK_SR, false, p, x, z, n, index, stream);
+}
+
+TARGET_AVX2 static unsigned near8_any(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
+                                      uint64_t index, bool stream)
+{
+    switch (p->fmt) {
+    case FPKI_K_FP16: return near8_fmt(&fpki_k_fp16, p, x, z, n, index, stream);
+    case FPKI_K_BF16: return near8_fmt(&fpki_k_bf16, p, x, z, n, index, stream);
+    case FPKI_K_TF32: return near8_fmt(&fpki_k_tf32, p, x, z, n, index, stream);
+    case FPKI_K_E4M3: return near8_fmt(&fpki_k_e4m3, p, x, z, n, index, stream);
+    default: return near8_fmt(&fpki_k_e5m2, p, x, z, n, index, stream);
+    }
+}
+
 TARGET_AVX2 unsigned fpki_conv_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
                                       uint64_t index, bool stream)
 {
     unsigned fl = 0;
-    if (f16c_exact(p))
+    if (near_plain(p))
+        fl = near8_any(p, x, z, n, index, stream);
+    else if (f16c_exact(p))
         fl = p->mode == FPK_RTZ ? f16c_avx2(p, x, z, n, stream, true)
                                 : f16c_avx2(p, x, z, n, stream, false);
     else
@@ -109,10 +529,85 @@ TARGET_AVX2 void fpki_widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size_t
     fpki_widen_any(t, x, z, n, daz);
 }
 
+/* fpki_srfix_any, 8 elements at a time, as fpki_srfix_avx512: per class
+ * boundary, vector compares find the elements that may cross it, and only
+ * vectors holding some compute the rule (hash and discarded fraction);
+ * per lane counters count the crossings.  The top bit of a significand
+ * (AVX2 has no vplzcntd) is the exponent of its exact conversion to
+ * float. */
 TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t n,
-                                   uint64_t index, int64_t (*delta)[4])
+                                 uint64_t index, int64_t (*delta)[4])
 {
-    fpki_srfix_any(k, x, n, index, delta);
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), one = _mm256_set1_epi32(1);
+    const __m256i man = _mm256_set1_epi32(0x7fffff), hidden = _mm256_set1_epi32(0x800000);
+    const __m256i thirty_two = _mm256_set1_epi32(32), flip = _mm256_set1_epi32(INT32_MIN);
+    const __m256i zero = _mm256_setzero_si256(), bias = _mm256_set1_epi32(127);
+    const __m256i seed_mix = _mm256_set1_epi64x((long long)fpki_mix64(0));
+    const __m256i lsb_exp = _mm256_set1_epi32(k->k - 150);
+    __m256i crossed[FPK_STATS_MAX_FORMATS][3];
+    for (int j = 0; j < k->n; j++)
+        for (int c = 0; c < 3; c++)
+            crossed[j][c] = zero;
+    for (size_t i = 0; i < n; i += 8) {
+        /* zeros, infinities and NaNs lie in no range (away[0] > 0): the
+         * tail is padded with zeros */
+        uint32_t tail[8] = {0};
+        const uint32_t *at = x + i;
+        if (n - i < 8)
+            at = memcpy(tail, x + i, 4 * (n - i));
+        __m256i raw = _mm256_loadu_si256((const __m256i *)at), a = _mm256_and_si256(raw, mag);
+        __m256i may[FPK_STATS_MAX_FORMATS][3], any = zero;
+        for (int j = 0; j < k->n; j++) {
+            __m256i v = _mm256_and_si256(raw, _mm256_set1_epi32((int)k->mask[j]));
+            for (int c = 0; c < 3; c++) {
+                may[j][c] =
+                    _mm256_andnot_si256(cmpge_epu32(v, _mm256_set1_epi32((int)k->tz[j][c])),
+                                        cmpge_epu32(v, _mm256_set1_epi32((int)k->away[j][c])));
+                any = _mm256_or_si256(any, may[j][c]);
+            }
+        }
+        if (_mm256_testz_si256(any, any))
+            continue;
+        __m256i rnd = _mm256_xor_si256(rnd8(seed_mix, index + i), flip);
+        /* |x| = sig * 2^e0 (times the scale), its top bit at TOP */
+        __m256i ef = _mm256_srli_epi32(a, 23);
+        __m256i sig = _mm256_blendv_epi8(a, _mm256_or_si256(_mm256_and_si256(a, man), hidden),
+                                         _mm256_cmpgt_epi32(ef, zero));
+        __m256i e0 = _mm256_add_epi32(_mm256_max_epi32(ef, one), lsb_exp);
+        __m256i top = _mm256_add_epi32(
+            e0, _mm256_sub_epi32(
+                    _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(sig)), 23), bias));
+        for (int j = 0; j < k->n; j++) {
+            __m256i mine = _mm256_or_si256(_mm256_or_si256(may[j][0], may[j][1]), may[j][2]);
+            if (_mm256_testz_si256(mine, mine))
+                continue;
+            /* d bits discarded: the low d moved to the top when d <= 32,
+             * else shifted down (AVX2's shifts by 32 or more, or by
+             * negative counts, give zeros; none go where d <= 0) */
+            __m256i d = _mm256_sub_epi32(
+                _mm256_max_epi32(top, _mm256_set1_epi32(k->emin[j])),
+                _mm256_add_epi32(e0, _mm256_set1_epi32(k->man_bits[j])));
+            __m256i low = _mm256_sub_epi32(_mm256_sllv_epi32(one, d), one);
+            __m256i frac = _mm256_or_si256(
+                _mm256_sllv_epi32(_mm256_and_si256(sig, low), _mm256_sub_epi32(thirty_two, d)),
+                _mm256_srlv_epi32(sig, _mm256_sub_epi32(d, thirty_two)));
+            __m256i away =
+                _mm256_and_si256(mine, _mm256_cmpgt_epi32(_mm256_xor_si256(frac, flip), rnd));
+            for (int c = 0; c < 3; c++)
+                crossed[j][c] =
+                    _mm256_sub_epi32(crossed[j][c], _mm256_and_si256(away, may[j][c]));
+        }
+    }
+    for (int j = 0; j < k->n; j++)
+        for (int c = 0; c < 3; c++) {
+            uint32_t lanes[8];
+            _mm256_storeu_si256((__m256i *)lanes, crossed[j][c]);
+            int64_t m = 0;
+            for (int l = 0; l < 8; l++)
+                m += lanes[l];
+            delta[j][c] -= m;
+            delta[j][c + 1] += m;
+        }
 }
 
 /* The byte indices of the set bits of a 4-bit mask, from the lowest, and
@@ -346,56 +841,6 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
         acc->hist[b] += (uint64_t)hist[0][b] + hist[1][b] + hist[2][b] + hist[3][b];
 }
 
-/* F's constants for rounding float32 magnitudes under RNE with AVX2, as
- * near_round rounds them (the kernels run in the default floating-point
- * environment, whose rounding is to nearest even), and for the squared
- * errors' flags: near_setup's, eight lanes wide. */
-typedef struct near8_consts {
-    bool subs;
-    int d0;
-    __m256i inf, min_normal, d0_exp, half, one, high, max32, tiny;
-} near8_consts;
-
-TARGET_AVX2 static inline __attribute__((always_inline)) near8_consts
-near8_setup(const fpk_format *f)
-{
-    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
-    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
-    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
-    const uint32_t max32 =
-        ((uint32_t)f->max_finite << d0) + ((uint32_t)(127 - f->bias) << 23);
-    near8_consts c;
-    c.subs = emin != -126;
-    c.d0 = d0;
-    c.inf = _mm256_set1_epi32((int)FPKI_F32_INF);
-    c.min_normal = _mm256_set1_epi32((int)min_normal);
-    c.d0_exp = _mm256_set1_epi32(d0 << 23);
-    c.half = _mm256_set1_epi32((int)((1u << (d0 - 1)) - 1));
-    c.one = _mm256_set1_epi32(1);
-    c.high = _mm256_set1_epi32((int)~((1u << d0) - 1));
-    c.max32 = _mm256_set1_epi32((int)max32);
-    c.tiny = _mm256_set1_epi32((int)(min_normal - (1u << (emin - m - 2 - lsb_below))));
-    return c;
-}
-
-/* The 8 magnitudes A (none above max32) rounded under RNE, as float32:
- * near_round's two ways. */
-TARGET_AVX2 static inline __attribute__((always_inline)) __m256i near8_round(const near8_consts *c,
-                                                                            __m256i a)
-{
-    if (c->subs) {
-        __m256i cv = _mm256_add_epi32(
-            _mm256_and_si256(_mm256_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
-        __m256 cf = _mm256_castsi256_ps(cv);
-        return _mm256_castps_si256(
-            _mm256_sub_ps(_mm256_add_ps(_mm256_castsi256_ps(a), cf), cf));
-    }
-    __m256i t = _mm256_add_epi32(
-        _mm256_add_epi32(a, c->half),
-        _mm256_and_si256(_mm256_srli_epi32(a, (unsigned)c->d0), c->one));
-    return _mm256_and_si256(t, c->high);
-}
-
 /* Adds to the lanes SX (if WANT_X2) and SE the squares of the float32
  * values A and of the errors E, four lanes to a vector from lane 4 * K. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
@@ -420,19 +865,19 @@ typedef struct sq8_state {
     unsigned flags;
 } sq8_state;
 
-/* Adds to *ST P's squared errors (F under RNE, no options) of the M
- * nonzero magnitudes at NZ (aligned; M a multiple of 16, and the M + 16
- * after them zeros when TAIL, the last call's), and of X2 too if
- * WANT_X2.  Sixteen with none above max32 are rounded by near8_round:
+/* Adds to *ST P's squared errors (F under MODE, RNE or RTZ, no options)
+ * of the M nonzero magnitudes at NZ (aligned; M a multiple of 16, and the
+ * M + 16 after them zeros when TAIL, the last call's), and of X2 too if
+ * WANT_X2.  Sixteen with none above max32 are rounded by round8:
  * every result is finite and each error exact in float32 (the result is
  * zero or within a factor of two of the magnitude); sixteen with one,
  * and the tail, by the portable kernel, their terms as fpk_array_sqerr
  * adds them. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
-sq8_run(const fpk_format *f, bool want_x2, const fpki_conv *p, sq8_state *st,
+sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq8_state *st,
         const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
 {
-    const near8_consts c = near8_setup(f);
+    const near8_consts c = near8_setup(f, mode, true, p);
     sq8_state s = *st;
     for (size_t r = 0; r < m + (tail ? 16 : 0); r += 16) {
         sq_prefetch(pf);
@@ -447,7 +892,8 @@ sq8_run(const fpk_format *f, bool want_x2, const fpki_conv *p, sq8_state *st,
             continue;
         }
         for (int g = 0; g < 2; g++) {
-            __m256i a = g ? a1 : a0, q = near8_round(&c, a);
+            __m256i a = g ? a1 : a0, k, q;
+            round8(&c, a, &k, &q);
             /* exact results read as all ones, above every magnitude */
             s.least = _mm256_min_epu32(s.least, _mm256_or_si256(a, _mm256_cmpeq_epi32(q, a)));
             __m256 af = _mm256_castsi256_ps(a);
@@ -466,8 +912,10 @@ sq8_run(const fpk_format *f, bool want_x2, const fpki_conv *p, sq8_state *st,
 TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *st,
                                   const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
 {
-#define SQ8(f)                                                                                     \
-    (want_x2 ? sq8_run(f, true, p, st, nz, m, tail, pf) : sq8_run(f, false, p, st, nz, m, tail, pf))
+#define SQ8M(f, mode)                                                                              \
+    (want_x2 ? sq8_run(f, mode, true, p, st, nz, m, tail, pf)                                      \
+             : sq8_run(f, mode, false, p, st, nz, m, tail, pf))
+#define SQ8(f) (p->mode == FPK_RNE ? SQ8M(f, FPK_RNE) : SQ8M(f, FPK_RTZ))
     switch (p->fmt) {
     case FPKI_K_FP16: SQ8(&fpki_k_fp16); break;
     case FPKI_K_BF16: SQ8(&fpki_k_bf16); break;
@@ -476,9 +924,10 @@ TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *s
     default: SQ8(&fpki_k_e5m2); break;
     }
 #undef SQ8
+#undef SQ8M
 }
 
-/* fpki_sqerr_fn with AVX2, for formats under RNE without options, as
+/* fpki_sqerr_fn with AVX2, for formats under RNE or RTZ without options, as
  * fpki_sqerr_avx512 below: the nonzero magnitudes of SQ_BLOCK elements packed
  * (vpermd by pack8_indices) behind the fewer than 16 left from the last
  * block, then each format's errors summed 16 at a time over them while
@@ -487,7 +936,7 @@ TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, 
                                    double *x2, double *e2, unsigned *flags)
 {
     for (int j = 0; j < nf; j++)
-        if (!near_plain(&p[j]) || !p[j].quant || p[j].mode != FPK_RNE)
+        if (!near_plain(&p[j]) || !p[j].quant || (p[j].mode != FPK_RNE && p[j].mode != FPK_RTZ))
             return false;
     sq8_state st[FPKI_SQ_FORMATS];
     for (int j = 0; j < nf; j++) {

@@ -1077,7 +1077,8 @@ sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq
         /* squares of float32 values are exact in double: fused
          * multiply-adds give the same sums */
         __m512d el = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
-        __m512d eh = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+        __m512d eh =
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
         s.e[0] = _mm512_fmadd_pd(el, el, s.e[0]);
         s.e[1] = _mm512_fmadd_pd(eh, eh, s.e[1]);
         if (want_x2) {
