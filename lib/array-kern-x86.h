@@ -46,6 +46,81 @@ static inline bool near_plain(const fpki_conv *p)
     return !p->ftz && !p->daz && !p->saturate && !p->tiny_before;
 }
 
+/* F's constants for the kernels that round the five kernel formats
+ * without options (near16, near8) under MODE, results as float32 values
+ * when QUANT: fpki_conv1's, which each set broadcasts. */
+typedef struct near_scalars {
+    bool rne, sr, quant, subs, inf_enc, of_signed;
+    int d0;
+    uint32_t sign_shift;
+    uint32_t low, high, half, rebias, min_normal, tiny, maxf, max32;
+    uint32_t of_val, inf_val, nan_val; /* overflows', infinities' and NaNs' results, less signs */
+    uint32_t sign_bit;                 /* the result's sign bit */
+    uint32_t d0_exp, rebias_c;         /* d0 in float32's exponent field; C's shifted, less */
+    /* the integer rounding (SR everywhere, RTZ in near8) */
+    uint32_t sub_dd, rebias32, tiny_away, min_sub32, max_val;
+} near_scalars;
+
+static inline __attribute__((always_inline)) near_scalars
+near_scalars_of(const fpk_format *f, fpk_round mode, bool quant)
+{
+    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
+    const bool rne = mode == FPK_RNE;
+    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
+    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
+    const uint32_t maxf = (uint32_t)f->max_finite, inf_enc = (uint32_t)f->inf;
+    const uint32_t nan_enc = (uint32_t)f->nan;
+    const uint32_t max32 = (maxf << d0) + ((uint32_t)(127 - f->bias) << 23);
+    near_scalars k;
+    k.rne = rne;
+    k.sr = mode == FPK_SR;
+    k.quant = quant;
+    k.subs = emin != -126;
+    k.inf_enc = inf_enc != 0;
+    k.of_signed = !rne || inf_enc != 0; /* NaN results carry no sign */
+    k.d0 = d0;
+    k.sign_shift = (uint32_t)(32 - f->width);
+    k.low = (1u << d0) - 1;
+    k.high = ~k.low;
+    k.half = (1u << (d0 - 1)) - 1;
+    k.rebias = (uint32_t)(127 - f->bias) << m;
+    k.min_normal = min_normal;
+    k.tiny = rne ? min_normal - (1u << (emin - m - 2 - lsb_below)) : min_normal;
+    k.maxf = maxf;
+    k.max32 = max32;
+    k.of_val = quant ? (rne ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN) : max32)
+                     : (rne ? (inf_enc ? inf_enc : nan_enc) : maxf);
+    k.inf_val = quant ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN) : (inf_enc ? inf_enc : nan_enc);
+    k.nan_val = quant ? FPKI_F32_QNAN : nan_enc;
+    k.sign_bit = 1u << (f->width - 1);
+    k.d0_exp = (uint32_t)d0 << 23;
+    k.rebias_c = (uint32_t)((d0 + 128 - f->bias) << m);
+    k.sub_dd = (uint32_t)(d0 + emin + 127);
+    k.rebias32 = (uint32_t)(127 - f->bias) << 23;
+    k.tiny_away = min_normal - (1u << (emin - m - 1 - lsb_below)) + 1;
+    k.min_sub32 = emin - m >= -126 ? (uint32_t)(emin - m + 127) << 23 : 1u << (emin - m + 149);
+    k.max_val = quant ? max32 : maxf;
+    return k;
+}
+
+/* The switch over P's kernel format, mode and output that calls
+ * RUN(f, mode, quant) with each known at compile time, for the near
+ * kernels' entry points. */
+#define NEAR_DISPATCH(RUN, p)                                                                      \
+    switch ((p)->fmt) {                                                                            \
+    case FPKI_K_FP16: NEAR_MODES(RUN, &fpki_k_fp16, p);                                            \
+    case FPKI_K_BF16: NEAR_MODES(RUN, &fpki_k_bf16, p);                                            \
+    case FPKI_K_TF32: NEAR_MODES(RUN, &fpki_k_tf32, p);                                            \
+    case FPKI_K_E4M3: NEAR_MODES(RUN, &fpki_k_e4m3, p);                                            \
+    default: NEAR_MODES(RUN, &fpki_k_e5m2, p);                                                     \
+    }
+#define NEAR_MODES(RUN, f, p)                                                                      \
+    if ((p)->mode == FPK_RNE)                                                                      \
+        return (p)->quant ? RUN(f, FPK_RNE, true) : RUN(f, FPK_RNE, false);                        \
+    if ((p)->mode == FPK_RTZ)                                                                      \
+        return (p)->quant ? RUN(f, FPK_RTZ, true) : RUN(f, FPK_RTZ, false);                        \
+    return (p)->quant ? RUN(f, FPK_SR, true) : RUN(f, FPK_SR, false)
+
 /* Elements whose nonzero ones the lanes and sqerr kernels pack at a
  * time. */
 #define SQ_BLOCK 4096

@@ -102,14 +102,10 @@ f16c_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream,
  * flags from running minima, and overflows, infinities and NaNs only in
  * the lines that hold one. */
 typedef struct near8_consts {
-    bool rne, sr, quant, subs, inf_enc, of_signed;
-    int d0;
-    uint32_t sign_shift;
+    near_scalars k;
     __m256i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf_up, max32, quiet;
-    __m256i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
-    __m256i d0_exp, rebias_c;         /* d0 in float32's exponent field; C's shifted, less */
-    /* the integer rounding where F has exponents below float32's */
-    __m256i man, hidden, sub_dd, rebias32, d0v, min_sub32, max_val, tiny_away;
+    __m256i of_val, inf_val, nan_val, d0_exp, rebias_c;
+    __m256i man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32, max_val;
     /* SR: the seed, and the shift to the random bits used */
     __m256i seed_mix;
     __m128i sr_shift;
@@ -118,55 +114,35 @@ typedef struct near8_consts {
 TARGET_AVX2 static inline __attribute__((always_inline)) near8_consts
 near8_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
 {
-    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
-    const bool rne = mode == FPK_RNE;
-    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
-    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
-    const uint32_t maxf = (uint32_t)f->max_finite, inf_enc = (uint32_t)f->inf;
-    const uint32_t nan_enc = (uint32_t)f->nan;
-    const uint32_t max32 = (maxf << d0) + ((uint32_t)(127 - f->bias) << 23);
-    const uint32_t of_val = quant ? (rne ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN) : max32)
-                                  : (rne ? (inf_enc ? inf_enc : nan_enc) : maxf);
-    const uint32_t inf_val = quant ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN)
-                                   : (inf_enc ? inf_enc : nan_enc);
     near8_consts c;
-    c.rne = rne;
-    c.sr = mode == FPK_SR;
-    c.quant = quant;
-    c.subs = emin != -126;
-    c.inf_enc = inf_enc != 0;
-    c.of_signed = !rne || inf_enc != 0; /* NaN results carry no sign */
-    c.d0 = d0;
-    c.sign_shift = (uint32_t)(32 - f->width);
+    const near_scalars k = c.k = near_scalars_of(f, mode, quant);
     c.mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
     c.inf = _mm256_set1_epi32((int)FPKI_F32_INF);
-    c.low = _mm256_set1_epi32((int)((1u << d0) - 1));
-    c.high = _mm256_set1_epi32((int)~((1u << d0) - 1));
-    c.half = _mm256_set1_epi32((int)((1u << (d0 - 1)) - 1));
+    c.low = _mm256_set1_epi32((int)k.low);
+    c.high = _mm256_set1_epi32((int)k.high);
+    c.half = _mm256_set1_epi32((int)k.half);
     c.one = _mm256_set1_epi32(1);
-    c.rebias = _mm256_set1_epi32((int)((uint32_t)(127 - f->bias) << m));
-    c.min_normal = _mm256_set1_epi32((int)min_normal);
-    c.tiny = _mm256_set1_epi32(
-        (int)(rne ? min_normal - (1u << (emin - m - 2 - lsb_below)) : min_normal));
-    c.maxf_up = _mm256_set1_epi32((int)(maxf + 1));
-    c.max32 = _mm256_set1_epi32((int)max32);
+    c.rebias = _mm256_set1_epi32((int)k.rebias);
+    c.min_normal = _mm256_set1_epi32((int)k.min_normal);
+    c.tiny = _mm256_set1_epi32((int)k.tiny);
+    c.maxf_up = _mm256_set1_epi32((int)(k.maxf + 1));
+    c.max32 = _mm256_set1_epi32((int)k.max32);
     c.quiet = _mm256_set1_epi32((int)FPKI_F32_QUIET);
-    c.of_val = _mm256_set1_epi32((int)of_val);
-    c.inf_val = _mm256_set1_epi32((int)inf_val);
-    c.nan_val = _mm256_set1_epi32((int)(quant ? FPKI_F32_QNAN : nan_enc));
-    c.d0_exp = _mm256_set1_epi32(d0 << 23);
-    c.rebias_c = _mm256_set1_epi32((d0 + 128 - f->bias) << m);
+    c.of_val = _mm256_set1_epi32((int)k.of_val);
+    c.inf_val = _mm256_set1_epi32((int)k.inf_val);
+    c.nan_val = _mm256_set1_epi32((int)k.nan_val);
+    c.d0_exp = _mm256_set1_epi32((int)k.d0_exp);
+    c.rebias_c = _mm256_set1_epi32((int)k.rebias_c);
     c.man = _mm256_set1_epi32(0x7fffff);
     c.hidden = _mm256_set1_epi32(0x800000);
-    c.sub_dd = _mm256_set1_epi32(d0 + emin + 127);
-    c.rebias32 = _mm256_set1_epi32((int)((uint32_t)(127 - f->bias) << 23));
-    c.d0v = _mm256_set1_epi32(d0);
-    c.min_sub32 = _mm256_set1_epi32((int)(emin - m >= -126 ? (uint32_t)(emin - m + 127) << 23
-                                                           : 1u << (emin - m + 149)));
-    c.max_val = _mm256_set1_epi32((int)(quant ? max32 : maxf));
-    c.tiny_away = _mm256_set1_epi32((int)(min_normal - (1u << (emin - m - 1 - lsb_below)) + 1));
-    c.seed_mix = _mm256_set1_epi64x((long long)(c.sr ? p->seed_mix : 0));
-    c.sr_shift = _mm_cvtsi32_si128(c.sr ? p->sr_shift : 0);
+    c.sub_dd = _mm256_set1_epi32((int)k.sub_dd);
+    c.rebias32 = _mm256_set1_epi32((int)k.rebias32);
+    c.d0v = _mm256_set1_epi32(k.d0);
+    c.tiny_away = _mm256_set1_epi32((int)k.tiny_away);
+    c.min_sub32 = _mm256_set1_epi32((int)k.min_sub32);
+    c.max_val = _mm256_set1_epi32((int)k.max_val);
+    c.seed_mix = _mm256_set1_epi64x((long long)(k.sr ? p->seed_mix : 0));
+    c.sr_shift = _mm_cvtsi32_si128(k.sr ? p->sr_shift : 0);
     return c;
 }
 
@@ -205,7 +181,7 @@ int8_operands(const near8_consts *c, __m256i a, __m256i *dd, __m256i *v, __m256i
 TARGET_AVX2 static inline __attribute__((always_inline)) void
 round8(const near8_consts *c, __m256i a, __m256i *k, __m256i *q)
 {
-    if (c->subs && !c->rne) {
+    if (c->k.subs && !c->k.rne) {
         __m256i dd, v, sig;
         int8_operands(c, a, &dd, &v, &sig);
         *k = _mm256_srlv_epi32(v, dd);
@@ -213,22 +189,22 @@ round8(const near8_consts *c, __m256i a, __m256i *k, __m256i *q)
                                  _mm256_sllv_epi32(_mm256_srlv_epi32(a, dd), dd));
         return;
     }
-    if (c->subs) {
+    if (c->k.subs) {
         __m256i cv = _mm256_add_epi32(
             _mm256_and_si256(_mm256_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
         __m256 cf = _mm256_castsi256_ps(cv);
         __m256 sum = _mm256_add_ps(_mm256_castsi256_ps(a), cf);
         __m256i n = _mm256_sub_epi32(_mm256_castps_si256(sum), cv);
-        *k = _mm256_add_epi32(n, _mm256_sub_epi32(_mm256_srli_epi32(cv, (unsigned)c->d0),
+        *k = _mm256_add_epi32(n, _mm256_sub_epi32(_mm256_srli_epi32(cv, (unsigned)c->k.d0),
                                                   c->rebias_c));
         *q = _mm256_castps_si256(_mm256_sub_ps(sum, cf));
         return;
     }
     __m256i t = a;
-    if (c->rne)
+    if (c->k.rne)
         t = _mm256_add_epi32(_mm256_add_epi32(a, c->half),
-                             _mm256_and_si256(_mm256_srli_epi32(a, (unsigned)c->d0), c->one));
-    *k = _mm256_sub_epi32(_mm256_srli_epi32(t, (unsigned)c->d0), c->rebias);
+                             _mm256_and_si256(_mm256_srli_epi32(a, (unsigned)c->k.d0), c->one));
+    *k = _mm256_sub_epi32(_mm256_srli_epi32(t, (unsigned)c->k.d0), c->rebias);
     *q = _mm256_and_si256(t, c->high);
 }
 
@@ -288,10 +264,10 @@ sr8(const near8_consts *c, __m256i a, __m256i s, uint64_t ctr, __m256i *k, __m25
     /* DD bits of V go; FRAC: the top 32 bits of the fraction of an ulp
      * they make */
     __m256i kept, disc, frac, dd = c->d0v;
-    if (!c->subs) {
-        kept = _mm256_srli_epi32(a, (unsigned)c->d0);
+    if (!c->k.subs) {
+        kept = _mm256_srli_epi32(a, (unsigned)c->k.d0);
         disc = _mm256_and_si256(a, c->low);
-        frac = _mm256_slli_epi32(disc, (unsigned)(32 - c->d0));
+        frac = _mm256_slli_epi32(disc, (unsigned)(32 - c->k.d0));
     } else {
         __m256i v, sig;
         int8_operands(c, a, &dd, &v, &sig);
@@ -310,14 +286,14 @@ sr8(const near8_consts *c, __m256i a, __m256i s, uint64_t ctr, __m256i *k, __m25
     __m256i tiny_down = _mm256_andnot_si256(*inc, _mm256_cmpgt_epi32(c->min_normal, a));
     fl->uf =
         _mm256_or_si256(fl->uf, _mm256_and_si256(*inexact, _mm256_or_si256(tiny_up, tiny_down)));
-    if (!c->quant)
-        return _mm256_or_si256(*k, _mm256_srli_epi32(s, c->sign_shift));
+    if (!c->k.quant)
+        return _mm256_or_si256(*k, _mm256_srli_epi32(s, c->k.sign_shift));
     /* the value: A with the discarded bits cleared and the increment
      * added, or below F's grid (DD > 23) zero or the least subnormal */
     __m256i up = _mm256_and_si256(*inc, one), r;
-    if (!c->subs) {
-        r = _mm256_slli_epi32(_mm256_add_epi32(_mm256_srli_epi32(a, (unsigned)c->d0), up),
-                              (unsigned)c->d0);
+    if (!c->k.subs) {
+        r = _mm256_slli_epi32(_mm256_add_epi32(_mm256_srli_epi32(a, (unsigned)c->k.d0), up),
+                              (unsigned)c->k.d0);
     } else {
         r = _mm256_sllv_epi32(_mm256_add_epi32(_mm256_srlv_epi32(a, dd), up), dd);
         r = _mm256_blendv_epi8(r, _mm256_and_si256(*inc, c->min_sub32),
@@ -333,16 +309,16 @@ near8(const near8_consts *c, const uint32_t *x, uint64_t ctr, near8_flags *fl)
     const __m256i ones = _mm256_set1_epi32(-1);
     __m256i xi = _mm256_loadu_si256((const __m256i *)x);
     __m256i a = _mm256_and_si256(xi, c->mag), s = _mm256_andnot_si256(c->mag, xi);
-    __m256i sv = c->quant ? s : _mm256_srli_epi32(s, c->sign_shift);
+    __m256i sv = c->k.quant ? s : _mm256_srli_epi32(s, c->k.sign_shift);
     __m256i kv, r, inc = _mm256_setzero_si256(), inexact;
-    if (c->sr) {
+    if (c->k.sr) {
         r = sr8(c, a, s, ctr, &kv, &inc, &inexact, fl);
     } else {
         __m256i qv;
         round8(c, a, &kv, &qv);
         inexact = _mm256_xor_si256(_mm256_cmpeq_epi32(qv, a), ones);
         fl->uf = _mm256_or_si256(fl->uf, _mm256_and_si256(inexact, _mm256_cmpgt_epi32(c->tiny, a)));
-        r = _mm256_or_si256(c->quant ? qv : kv, sv);
+        r = _mm256_or_si256(c->k.quant ? qv : kv, sv);
     }
     /* Overflows, infinities and NaNs (all above max finite), seldom:
      * their results replace the others. */
@@ -353,15 +329,15 @@ near8(const near8_consts *c, const uint32_t *x, uint64_t ctr, near8_flags *fl)
             _mm256_andnot_si256(special, _mm256_and_si256(rare, cmpge_epu32(kv, c->maxf_up)));
         __m256i isinf = _mm256_cmpeq_epi32(a, c->inf);
         __m256i isnan = _mm256_andnot_si256(isinf, special);
-        __m256i inf_val = c->inf_enc ? _mm256_or_si256(c->inf_val, sv) : c->inf_val;
+        __m256i inf_val = c->k.inf_enc ? _mm256_or_si256(c->inf_val, sv) : c->inf_val;
         inexact = _mm256_andnot_si256(special, inexact);
         fl->of = _mm256_or_si256(fl->of, of);
-        if (!c->inf_enc)
+        if (!c->k.inf_enc)
             fl->inv = _mm256_or_si256(fl->inv, isinf);
         fl->inv = _mm256_or_si256(
             fl->inv, _mm256_and_si256(isnan, _mm256_cmpeq_epi32(_mm256_and_si256(a, c->quiet),
                                                                 _mm256_setzero_si256())));
-        if (c->sr) {
+        if (c->k.sr) {
             /* up, or exact: to infinity; else to max finite */
             __m256i to_inf =
                 _mm256_and_si256(of, _mm256_or_si256(inc, _mm256_xor_si256(inexact, ones)));
@@ -369,7 +345,7 @@ near8(const near8_consts *c, const uint32_t *x, uint64_t ctr, near8_flags *fl)
                                    _mm256_andnot_si256(to_inf, of));
             r = _mm256_blendv_epi8(r, inf_val, _mm256_or_si256(to_inf, isinf));
         } else {
-            r = _mm256_blendv_epi8(r, c->of_signed ? _mm256_or_si256(c->of_val, sv) : c->of_val,
+            r = _mm256_blendv_epi8(r, c->k.of_signed ? _mm256_or_si256(c->of_val, sv) : c->of_val,
                                    of);
             r = _mm256_blendv_epi8(r, inf_val, isinf);
         }
@@ -392,8 +368,8 @@ near8_common(const near8_consts *c, const uint32_t *x, __m256i *top, __m256i *le
     *least = _mm256_min_epu32(*least, _mm256_or_si256(a, _mm256_cmpeq_epi32(qv, a)));
     *top = _mm256_max_epi32(*top, a);
     __m256i s = _mm256_andnot_si256(c->mag, xi);
-    return c->quant ? _mm256_or_si256(qv, s)
-                    : _mm256_or_si256(kv, _mm256_srli_epi32(s, c->sign_shift));
+    return c->k.quant ? _mm256_or_si256(qv, s)
+                    : _mm256_or_si256(kv, _mm256_srli_epi32(s, c->k.sign_shift));
 }
 
 /* The results for the 32 bytes of output at X (of SIZE bytes each):
@@ -405,7 +381,7 @@ near8_line(const near8_consts *c, const uint32_t *x, size_t size, uint64_t ctr, 
 {
     const int nv = size == 1 ? 4 : size == 2 ? 2 : 1;
     __m256i r[4];
-    if (!c->sr) {
+    if (!c->k.sr) {
         __m256i top = _mm256_setzero_si256(), lst = _mm256_set1_epi32(-1);
         for (int v = 0; v < nv; v++)
             r[v] = near8_common(c, x + 8 * v, &top, &lst);
@@ -482,30 +458,12 @@ near_avx2(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p, c
                       !_mm256_testz_si256(fl.of, fl.of), !_mm256_testz_si256(fl.inv, fl.inv));
 }
 
-TARGET_AVX2 static inline __attribute__((always_inline)) unsigned
-near8_fmt(const fpk_format *f, const fpki_conv *p, const uint32_t *x, void *z, size_t n,
-          uint64_t index, bool stream)
-{
-    if (p->mode == FPK_RNE)
-        return p->quant ? near_avx2(f, FPK_RNE, true, p, x, z, n, index, stream)
-                        : near_avx2(f, FPK_RNE, false, p, x, z, n, index, stream);
-    if (p->mode == FPK_RTZ)
-        return p->quant ? near_avx2(f, FPK_RTZ, true, p, x, z, n, index, stream)
-                        : near_avx2(f, FPK_RTZ, false, p, x, z, n, index, stream);
-    return p->quant ? near_avx2(f, FPK_SR, true, p, x, z, n, index, stream)
-                    : near_avx2(f, FPK_SR, false, p, x, z, n, index, stream);
-}
-
 TARGET_AVX2 static unsigned near8_any(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
                                       uint64_t index, bool stream)
 {
-    switch (p->fmt) {
-    case FPKI_K_FP16: return near8_fmt(&fpki_k_fp16, p, x, z, n, index, stream);
-    case FPKI_K_BF16: return near8_fmt(&fpki_k_bf16, p, x, z, n, index, stream);
-    case FPKI_K_TF32: return near8_fmt(&fpki_k_tf32, p, x, z, n, index, stream);
-    case FPKI_K_E4M3: return near8_fmt(&fpki_k_e4m3, p, x, z, n, index, stream);
-    default: return near8_fmt(&fpki_k_e5m2, p, x, z, n, index, stream);
-    }
+#define RUN(f, mode, quant) near_avx2(f, mode, quant, p, x, z, n, index, stream)
+    NEAR_DISPATCH(RUN, p)
+#undef RUN
 }
 
 TARGET_AVX2 unsigned fpki_conv_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
@@ -628,6 +586,21 @@ TARGET_AVX2 static inline __attribute__((always_inline)) __m256i pack8_indices(u
     return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)(lo | hi)));
 }
 
+/* The 8-bit mask of the lanes IS_ZERO (a compare's result) leaves out. */
+TARGET_AVX2 static inline __attribute__((always_inline)) unsigned keep8(__m256i is_zero)
+{
+    return ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(is_zero)) & 0xff;
+}
+
+/* Stores the lanes of V in the 8-bit mask KEEP at DST, in order, and
+ * returns how many. */
+TARGET_AVX2 static inline __attribute__((always_inline)) size_t pack8(__m256i v, unsigned keep,
+                                                                      void *dst)
+{
+    _mm256_storeu_si256((__m256i *)dst, _mm256_permutevar8x32_epi32(v, pack8_indices(keep)));
+    return pack4_count[keep & 15] + pack4_count[keep >> 4];
+}
+
 /* The squared errors of the 16 float32 elements at XT and their results
  * at YT (as fpki_lanes_any adds them: the uncounted ones add zeros) into
  * the lanes SX and SE, four to a vector. */
@@ -658,9 +631,9 @@ sq16_avx2(const float *xt, const float *yt, bool want_x2, __m256d *sx, __m256d *
     }
 }
 
-/* fpki_lanes_fn with AVX2, as fpki_lanes_avx512 below: the nonzero elements
- * of SQ_BLOCK and their results packed (vpermd by pack8_indices) behind
- * the fewer than 16 left from the last block, then summed 16 at a time. */
+/* fpki_lanes_fn with AVX2, as fpki_lanes_avx512: the nonzero elements of
+ * SQ_BLOCK and their results packed (pack8) behind the fewer than 16 left
+ * from the last block, then summed 16 at a time. */
 TARGET_AVX2 unsigned fpki_lanes_avx2(const float *x, const float *y, size_t n, unsigned lane,
                                        double *x2, double *e2)
 {
@@ -680,13 +653,10 @@ TARGET_AVX2 unsigned fpki_lanes_avx2(const float *x, const float *y, size_t n, u
         for (; len - i >= 8; i += 8) {
             __m256 xv = _mm256_loadu_ps(x + i0 + i);
             __m256 yv = y ? _mm256_loadu_ps(y + i0 + i) : _mm256_setzero_ps();
-            __m256i zero = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(xv), mag),
-                                              _mm256_setzero_si256());
-            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)) & 0xff;
-            __m256i idx = pack8_indices(nonzero);
-            _mm256_storeu_ps(xp + m, _mm256_permutevar8x32_ps(xv, idx));
-            _mm256_storeu_ps(yp + m, _mm256_permutevar8x32_ps(yv, idx));
-            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+            unsigned keep = keep8(_mm256_cmpeq_epi32(
+                _mm256_and_si256(_mm256_castps_si256(xv), mag), _mm256_setzero_si256()));
+            pack8(_mm256_castps_si256(yv), keep, yp + m);
+            m += pack8(_mm256_castps_si256(xv), keep, xp + m);
         }
         for (; i < len; i++) {
             uint32_t xb;
@@ -759,11 +729,11 @@ TARGET_AVX2 static void count_below8(const fpki_skeys *keys, const int *key, int
 }
 
 /* fpki_stats_fn with AVX2, for magnitudes (keys on the encodings, SIGN,
- * take the portable code): as fpki_stats_avx512, the zeros left out at once
- * and the other magnitudes packed (vpermd by pack8_indices); the keys
- * the block's range leaves undecided counted over them, eight a pass;
- * their exponents in four histograms; the float32 subnormals among them
- * counted only where the least is one. */
+ * take the portable code): as fpki_stats_avx512, the zeros left out at
+ * once and the other magnitudes packed (pack8); the keys the block's range
+ * leaves undecided counted over them, eight a pass; their exponents in
+ * four histograms; the float32 subnormals among them counted only where
+ * the least is one. */
 TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size_t n,
                                    fpki_sacc *acc)
 {
@@ -783,12 +753,9 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
                 _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
             __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
             __m256i is_zero = _mm256_cmpeq_epi32(a, zero);
-            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(is_zero)) & 0xff;
             top = _mm256_max_epu32(top, a);
             least = _mm256_min_epu32(least, _mm256_or_si256(a, is_zero));
-            _mm256_storeu_si256((__m256i *)(bz + m),
-                                _mm256_permutevar8x32_epi32(a, pack8_indices(nonzero)));
-            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+            m += pack8(a, keep8(is_zero), bz + m);
         }
         uint32_t block_top = max8_epu32(top), block_least = min8_epu32(least);
         for (; i < len; i++) {
@@ -927,11 +894,10 @@ TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *s
 #undef SQ8M
 }
 
-/* fpki_sqerr_fn with AVX2, for formats under RNE or RTZ without options, as
- * fpki_sqerr_avx512 below: the nonzero magnitudes of SQ_BLOCK elements packed
- * (vpermd by pack8_indices) behind the fewer than 16 left from the last
- * block, then each format's errors summed 16 at a time over them while
- * they are in L1. */
+/* fpki_sqerr_fn with AVX2, for formats under RNE or RTZ without options,
+ * as fpki_sqerr_avx512: the nonzero magnitudes of SQ_BLOCK elements packed
+ * (pack8) behind the fewer than 16 left from the last block, then each
+ * format's errors summed 16 at a time over them while they are in L1. */
 TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, size_t n,
                                    double *x2, double *e2, unsigned *flags)
 {
@@ -956,11 +922,7 @@ TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, 
             if (i % 16 == 0)
                 _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
             __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
-            __m256i zero = _mm256_cmpeq_epi32(a, _mm256_setzero_si256());
-            unsigned nonzero = ~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)) & 0xff;
-            _mm256_storeu_si256((__m256i *)(nz + m),
-                                _mm256_permutevar8x32_epi32(a, pack8_indices(nonzero)));
-            m += pack4_count[nonzero & 15] + pack4_count[nonzero >> 4];
+            m += pack8(a, keep8(_mm256_cmpeq_epi32(a, _mm256_setzero_si256())), nz + m);
         }
         for (; i < len; i++) {
             nz[m] = x[i0 + i] & FPKI_F32_MAG;

@@ -138,13 +138,10 @@ TARGET_AVX512 static inline __attribute__((always_inline)) __m512i rnd16(__m512i
  * eight elements at a time).  NEAR_CONSTS holds F's constants, which the
  * compiler folds. */
 typedef struct near_consts {
-    bool rne, sr, quant, subs, inf_enc, of_signed;
-    int d0;
-    uint32_t sign_shift;
+    near_scalars k;
     __m512i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf, max32, quiet;
-    __m512i of_val, inf_val, nan_val; /* results of overflows, infinities and NaNs, less the sign */
-    __m512i sign32, sign_bit;         /* float32's sign bit, the result's after the shift */
-    __m512i d0_exp, rebias_c;         /* d0 in float32's exponent field; C's shifted, less */
+    __m512i of_val, inf_val, nan_val, d0_exp, rebias_c;
+    __m512i sign32, sign_bit; /* float32's sign bit, the result's after the shift */
     /* SR: the seed, the shift to the random bits used, and F's constants */
     __m512i seed_mix, man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32, max_val;
     __m512i sr_shift;
@@ -153,59 +150,38 @@ typedef struct near_consts {
 TARGET_AVX512 static inline __attribute__((always_inline)) near_consts
 near_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
 {
-    const int m = f->man_bits, d0 = 23 - m, emin = f->emin;
-    const bool rne = mode == FPK_RNE;
-    const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
-    const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
-    const uint32_t maxf = (uint32_t)f->max_finite, inf_enc = (uint32_t)f->inf;
-    const uint32_t nan_enc = (uint32_t)f->nan;
-    const uint32_t max32 = (maxf << d0) + ((uint32_t)(127 - f->bias) << 23);
-    const uint32_t of_val = quant ? (rne ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN) : max32)
-                                  : (rne ? (inf_enc ? inf_enc : nan_enc) : maxf);
-    const uint32_t inf_val = quant ? (inf_enc ? FPKI_F32_INF : FPKI_F32_QNAN)
-                                   : (inf_enc ? inf_enc : nan_enc);
     near_consts c;
-    c.rne = rne;
-    c.quant = quant;
-    c.subs = emin != -126;
-    c.inf_enc = inf_enc != 0;
-    c.of_signed = !rne || inf_enc != 0; /* NaN results carry no sign */
-    c.d0 = d0;
-    c.sign_shift = (uint32_t)(32 - f->width);
+    const near_scalars k = c.k = near_scalars_of(f, mode, quant);
     c.mag = _mm512_set1_epi32((int)FPKI_F32_MAG);
     c.inf = _mm512_set1_epi32((int)FPKI_F32_INF);
-    c.low = _mm512_set1_epi32((int)((1u << d0) - 1));
-    c.high = _mm512_set1_epi32((int)~((1u << d0) - 1));
-    c.half = _mm512_set1_epi32((int)((1u << (d0 - 1)) - 1));
+    c.low = _mm512_set1_epi32((int)k.low);
+    c.high = _mm512_set1_epi32((int)k.high);
+    c.half = _mm512_set1_epi32((int)k.half);
     c.one = _mm512_set1_epi32(1);
-    c.rebias = _mm512_set1_epi32((int)((uint32_t)(127 - f->bias) << m));
-    c.min_normal = _mm512_set1_epi32((int)min_normal);
-    c.tiny = _mm512_set1_epi32(
-        (int)(rne ? min_normal - (1u << (emin - m - 2 - lsb_below)) : min_normal));
-    c.maxf = _mm512_set1_epi32((int)maxf);
-    c.max32 = _mm512_set1_epi32((int)max32);
+    c.rebias = _mm512_set1_epi32((int)k.rebias);
+    c.min_normal = _mm512_set1_epi32((int)k.min_normal);
+    c.tiny = _mm512_set1_epi32((int)k.tiny);
+    c.maxf = _mm512_set1_epi32((int)k.maxf);
+    c.max32 = _mm512_set1_epi32((int)k.max32);
     c.quiet = _mm512_set1_epi32((int)FPKI_F32_QUIET);
-    c.of_val = _mm512_set1_epi32((int)of_val);
-    c.inf_val = _mm512_set1_epi32((int)inf_val);
-    c.nan_val = _mm512_set1_epi32((int)(quant ? FPKI_F32_QNAN : nan_enc));
-    c.sign32 = _mm512_set1_epi32((int)0x80000000u);
-    c.d0_exp = _mm512_set1_epi32(d0 << 23);
-    c.rebias_c = _mm512_set1_epi32((d0 + 128 - f->bias) << m);
-    c.sign_bit = _mm512_set1_epi32((int)(1u << (f->width - 1)));
-    c.sr = mode == FPK_SR;
-    if (c.sr) {
+    c.of_val = _mm512_set1_epi32((int)k.of_val);
+    c.inf_val = _mm512_set1_epi32((int)k.inf_val);
+    c.nan_val = _mm512_set1_epi32((int)k.nan_val);
+    c.d0_exp = _mm512_set1_epi32((int)k.d0_exp);
+    c.rebias_c = _mm512_set1_epi32((int)k.rebias_c);
+    c.sign32 = _mm512_set1_epi32((int)FPKI_F32_SIGN);
+    c.sign_bit = _mm512_set1_epi32((int)k.sign_bit);
+    if (k.sr) {
         c.seed_mix = _mm512_set1_epi64((long long)p->seed_mix);
         c.sr_shift = _mm512_set1_epi32(p->sr_shift);
         c.man = _mm512_set1_epi32(0x7fffff);
         c.hidden = _mm512_set1_epi32(0x800000);
-        c.sub_dd = _mm512_set1_epi32(d0 + emin + 127);
-        c.rebias32 = _mm512_set1_epi32((int)((uint32_t)(127 - f->bias) << 23));
-        c.d0v = _mm512_set1_epi32(d0);
-        c.tiny_away = _mm512_set1_epi32(
-            (int)(min_normal - (1u << (emin - m - 1 - lsb_below)) + 1));
-        c.min_sub32 = _mm512_set1_epi32((int)(emin - m >= -126 ? (uint32_t)(emin - m + 127) << 23
-                                                               : 1u << (emin - m + 149)));
-        c.max_val = _mm512_set1_epi32((int)(quant ? max32 : maxf));
+        c.sub_dd = _mm512_set1_epi32((int)k.sub_dd);
+        c.rebias32 = _mm512_set1_epi32((int)k.rebias32);
+        c.d0v = _mm512_set1_epi32(k.d0);
+        c.tiny_away = _mm512_set1_epi32((int)k.tiny_away);
+        c.min_sub32 = _mm512_set1_epi32((int)k.min_sub32);
+        c.max_val = _mm512_set1_epi32((int)k.max_val);
     }
     return c;
 }
@@ -225,10 +201,10 @@ sr16(const near_consts *c, __m512i a, __m512i s, uint64_t ctr, near_flags *fl)
     /* D bits of V go (DD before it is clamped to 31); FRAC: the top 32
      * bits of the fraction of an ulp they make */
     __m512i kept, disc, frac, dd = c->d0v;
-    if (!c->subs) {
-        kept = _mm512_srli_epi32(a, (unsigned)c->d0);
+    if (!c->k.subs) {
+        kept = _mm512_srli_epi32(a, (unsigned)c->k.d0);
         disc = _mm512_and_si512(a, c->low);
-        frac = _mm512_slli_epi32(disc, (unsigned)(32 - c->d0));
+        frac = _mm512_slli_epi32(disc, (unsigned)(32 - c->k.d0));
     } else {
         __m512i ef = _mm512_srli_epi32(a, 23), man = _mm512_and_si512(a, c->man);
         __mmask16 sub = _mm512_cmplt_epu32_mask(a, c->min_normal);
@@ -246,33 +222,33 @@ sr16(const near_consts *c, __m512i a, __m512i s, uint64_t ctr, near_flags *fl)
     __mmask16 inc = _mm512_mask_cmplt_epu32_mask(inexact, _mm512_srlv_epi32(rnd, c->sr_shift),
                                                  _mm512_srlv_epi32(frac, c->sr_shift));
     __m512i k = _mm512_mask_add_epi32(kept, inc, kept, one), r;
-    if (c->quant) {
+    if (c->k.quant) {
         /* the value: A with the discarded bits cleared and the increment
          * added, or below F's grid (DD > 23) zero or the least subnormal */
         __m512i up = _mm512_maskz_mov_epi32(inc, one);
         r = _mm512_sllv_epi32(_mm512_add_epi32(_mm512_srlv_epi32(a, dd), up), dd);
-        if (c->subs)
+        if (c->k.subs)
             r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epu32_mask(dd, _mm512_set1_epi32(23)),
                                       _mm512_maskz_mov_epi32(inc, c->min_sub32));
         r = _mm512_or_si512(r, s);
     } else {
-        r = _mm512_or_si512(k, _mm512_srli_epi32(s, c->sign_shift));
+        r = _mm512_or_si512(k, _mm512_srli_epi32(s, c->k.sign_shift));
     }
     fl->uf |= _mm512_mask_cmplt_epu32_mask(inexact & inc, a, c->tiny_away) |
               _mm512_mask_cmplt_epu32_mask((__mmask16)(inexact & ~inc), a, c->min_normal);
     __mmask16 rare = _mm512_cmpgt_epu32_mask(a, c->max32);
     if (__builtin_expect(rare != 0, 0)) {
-        __m512i sv = c->quant ? s : _mm512_srli_epi32(s, c->sign_shift);
+        __m512i sv = c->k.quant ? s : _mm512_srli_epi32(s, c->k.sign_shift);
         __mmask16 special = _mm512_mask_cmpge_epu32_mask(rare, a, c->inf);
         __mmask16 of = _mm512_mask_cmpgt_epu32_mask((__mmask16)(rare & ~special), k, c->maxf);
         /* up, or exact: to infinity; else to max finite */
         __mmask16 to_inf = (__mmask16)(of & (inc | ~inexact));
         __mmask16 isinf = _mm512_mask_cmpeq_epi32_mask(special, a, c->inf);
         __mmask16 isnan = (__mmask16)(special & ~isinf);
-        __m512i inf_val = c->inf_enc ? _mm512_or_si512(c->inf_val, sv) : c->inf_val;
+        __m512i inf_val = c->k.inf_enc ? _mm512_or_si512(c->inf_val, sv) : c->inf_val;
         inexact &= (__mmask16)~special;
         fl->of |= of;
-        if (!c->inf_enc)
+        if (!c->k.inf_enc)
             fl->inv |= isinf;
         fl->inv |= _mm512_mask_testn_epi32_mask(isnan, a, c->quiet);
         r = _mm512_mask_mov_epi32(r, (__mmask16)(of & ~to_inf), _mm512_or_si512(c->max_val, sv));
@@ -320,26 +296,26 @@ TARGET_AVX512 static inline __attribute__((always_inline)) __m512i near_pack16(_
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 near_round(const near_consts *c, __m512i a, __m512i *k, __m512i *q)
 {
-    if (c->subs) {
+    if (c->k.subs) {
         __m512i cv = _mm512_add_epi32(
             _mm512_and_si512(_mm512_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
         __m512 cf = _mm512_castsi512_ps(cv);
         /* (the rounding operand must be a literal, whatever the optimiser does) */
-        __m512 sum = c->rne ? _mm512_add_round_ps(_mm512_castsi512_ps(a), cf,
+        __m512 sum = c->k.rne ? _mm512_add_round_ps(_mm512_castsi512_ps(a), cf,
                                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
                             : _mm512_add_round_ps(_mm512_castsi512_ps(a), cf,
                                                   _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         __m512i n = _mm512_sub_epi32(_mm512_castps_si512(sum), cv);
-        *k = _mm512_add_epi32(n, _mm512_sub_epi32(_mm512_srli_epi32(cv, (unsigned)c->d0),
+        *k = _mm512_add_epi32(n, _mm512_sub_epi32(_mm512_srli_epi32(cv, (unsigned)c->k.d0),
                                                   c->rebias_c));
         *q = _mm512_castps_si512(_mm512_sub_ps(sum, cf));
         return;
     }
     __m512i t = a;
-    if (c->rne)
+    if (c->k.rne)
         t = _mm512_add_epi32(_mm512_add_epi32(a, c->half),
-                             _mm512_and_si512(_mm512_srli_epi32(a, (unsigned)c->d0), c->one));
-    *k = _mm512_sub_epi32(_mm512_srli_epi32(t, (unsigned)c->d0), c->rebias);
+                             _mm512_and_si512(_mm512_srli_epi32(a, (unsigned)c->k.d0), c->one));
+    *k = _mm512_sub_epi32(_mm512_srli_epi32(t, (unsigned)c->k.d0), c->rebias);
     *q = _mm512_and_si512(t, c->high);
 }
 
@@ -350,14 +326,14 @@ near16(const near_consts *c, const uint32_t *x, __mmask16 live, uint64_t ctr, ne
 {
     __m512i xi = _mm512_maskz_loadu_epi32(live, x);
     __m512i a = _mm512_and_si512(xi, c->mag), s = _mm512_andnot_si512(c->mag, xi);
-    if (c->sr)
+    if (c->k.sr)
         return sr16(c, a, s, ctr, fl);
     __m512i kv, qv;
     near_round(c, a, &kv, &qv);
     __mmask16 inexact = _mm512_cmpneq_epi32_mask(qv, a);
     fl->uf |= _mm512_mask_cmplt_epu32_mask(inexact, a, c->tiny);
-    __m512i sv = c->quant ? s : _mm512_srli_epi32(s, c->sign_shift);
-    __m512i r = _mm512_or_si512(c->quant ? qv : kv, sv);
+    __m512i sv = c->k.quant ? s : _mm512_srli_epi32(s, c->k.sign_shift);
+    __m512i r = _mm512_or_si512(c->k.quant ? qv : kv, sv);
     /* Overflows, infinities and NaNs (all above max finite; padding lanes
      * are zeros), seldom: their results replace the others. */
     __mmask16 rare = _mm512_cmpgt_epu32_mask(a, c->max32);
@@ -368,13 +344,13 @@ near16(const near_consts *c, const uint32_t *x, __mmask16 live, uint64_t ctr, ne
         __mmask16 isnan = (__mmask16)(special & ~isinf);
         inexact &= (__mmask16)~special;
         fl->of |= of;
-        if (!c->inf_enc)
+        if (!c->k.inf_enc)
             fl->inv |= isinf;
         fl->inv |= _mm512_mask_testn_epi32_mask(isnan, a, c->quiet);
         r = _mm512_mask_mov_epi32(r, of,
-                                  c->of_signed ? _mm512_or_si512(c->of_val, sv) : c->of_val);
+                                  c->k.of_signed ? _mm512_or_si512(c->of_val, sv) : c->of_val);
         r = _mm512_mask_mov_epi32(r, isinf,
-                                  c->inf_enc ? _mm512_or_si512(c->inf_val, sv) : c->inf_val);
+                                  c->k.inf_enc ? _mm512_or_si512(c->inf_val, sv) : c->inf_val);
         r = _mm512_mask_mov_epi32(r, isnan, c->nan_val);
     }
     fl->ix |= inexact;
@@ -393,8 +369,8 @@ near16_common(const near_consts *c, const uint32_t *x, __m512i *top, __m512i *le
     *least = _mm512_mask_min_epu32(*least, _mm512_cmpneq_epi32_mask(qv, a), *least, a);
     *top = _mm512_max_epu32(*top, a);
     /* the magnitude with XI's sign bit, where the result keeps it: (m | (s & b)) */
-    return c->quant ? _mm512_ternarylogic_epi32(qv, xi, c->sign32, 0xf8)
-                    : _mm512_ternarylogic_epi32(kv, _mm512_srli_epi32(xi, c->sign_shift),
+    return c->k.quant ? _mm512_ternarylogic_epi32(qv, xi, c->sign32, 0xf8)
+                    : _mm512_ternarylogic_epi32(kv, _mm512_srli_epi32(xi, c->k.sign_shift),
                                                 c->sign_bit, 0xf8);
 }
 
@@ -407,7 +383,7 @@ near_line(const near_consts *c, const uint32_t *x, size_t size, uint64_t ctr, __
 {
     const int nv = size == 1 ? 4 : size == 2 ? 2 : 1;
     __m512i r[4];
-    if (!c->sr) {
+    if (!c->k.sr) {
         __m512i top = _mm512_setzero_si512(), lst = _mm512_set1_epi32(-1);
         for (int v = 0; v < nv; v++)
             r[v] = near16_common(c, x + 16 * v, &top, &lst);
@@ -485,30 +461,12 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
            (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
 }
 
-TARGET_AVX512 static inline __attribute__((always_inline)) unsigned
-near_fmt(const fpk_format *f, const fpki_conv *p, const uint32_t *x, void *z, size_t n,
-         uint64_t index, bool stream)
-{
-    if (p->mode == FPK_RNE)
-        return p->quant ? near_avx512(f, FPK_RNE, true, p, x, z, n, index, stream)
-                        : near_avx512(f, FPK_RNE, false, p, x, z, n, index, stream);
-    if (p->mode == FPK_RTZ)
-        return p->quant ? near_avx512(f, FPK_RTZ, true, p, x, z, n, index, stream)
-                        : near_avx512(f, FPK_RTZ, false, p, x, z, n, index, stream);
-    return p->quant ? near_avx512(f, FPK_SR, true, p, x, z, n, index, stream)
-                    : near_avx512(f, FPK_SR, false, p, x, z, n, index, stream);
-}
-
 TARGET_AVX512 static unsigned near_any(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
                                        uint64_t index, bool stream)
 {
-    switch (p->fmt) {
-    case FPKI_K_FP16: return near_fmt(&fpki_k_fp16, p, x, z, n, index, stream);
-    case FPKI_K_BF16: return near_fmt(&fpki_k_bf16, p, x, z, n, index, stream);
-    case FPKI_K_TF32: return near_fmt(&fpki_k_tf32, p, x, z, n, index, stream);
-    case FPKI_K_E4M3: return near_fmt(&fpki_k_e4m3, p, x, z, n, index, stream);
-    default: return near_fmt(&fpki_k_e5m2, p, x, z, n, index, stream);
-    }
+#define RUN(f, mode, quant) near_avx512(f, mode, quant, p, x, z, n, index, stream)
+    NEAR_DISPATCH(RUN, p)
+#undef RUN
 }
 
 TARGET_AVX512 unsigned fpki_conv_avx512(const fpki_conv *p, const uint32_t *x, void *z,
