@@ -33,7 +33,9 @@ static inline bool f16c_exact(const fpki_conv *p)
 #define F16C_MIN_NORMAL 0x38800000u
 #define F16C_NAN 0x7e00
 
-static inline unsigned f16c_flags(bool ix, bool uf, bool of, bool inv)
+/* The library's flags from whether a kernel found an inexact result, a
+ * tiny one, an overflow (inexact too) and an invalid operand. */
+static inline unsigned kern_flags(bool ix, bool uf, bool of, bool inv)
 {
     return (ix || of ? FPK_INEXACT : 0) | (uf ? FPK_UNDERFLOW : 0) | (of ? FPK_OVERFLOW : 0) |
            (inv ? FPK_INVALID : 0);

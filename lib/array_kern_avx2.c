@@ -86,7 +86,7 @@ f16c_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream,
                 _mm_storeu_si128(dst, h);
         }
     }
-    fl |= f16c_flags(!_mm256_testz_si256(ix, ix), !_mm256_testz_si256(uf, uf),
+    fl |= kern_flags(!_mm256_testz_si256(ix, ix), !_mm256_testz_si256(uf, uf),
                      !_mm256_testz_si256(of, of), !_mm256_testz_si256(inv, inv));
     return fl | fpki_conv_any(p, x + i, (uint8_t *)z + width * i, n - i, 0, false, store_avx2);
 }
@@ -151,7 +151,7 @@ typedef struct near8_flags {
     __m256i ix, uf, of, inv;
 } near8_flags;
 
-/* A > B and A >= B for unsigned 32-bit lanes. */
+/* A >= B for unsigned 32-bit lanes. */
 TARGET_AVX2 static inline __attribute__((always_inline)) __m256i cmpge_epu32(__m256i a, __m256i b)
 {
     return _mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a);
@@ -454,7 +454,7 @@ near_avx2(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p, c
         near8_part(&c, x + i, (uint8_t *)z + size * i, n - i, index + i, size, &fl);
     fl.ix = _mm256_or_si256(fl.ix, _mm256_xor_si256(_mm256_cmpeq_epi32(least, ones), ones));
     fl.uf = _mm256_or_si256(fl.uf, _mm256_xor_si256(cmpge_epu32(least, c.tiny), ones));
-    return f16c_flags(!_mm256_testz_si256(fl.ix, fl.ix), !_mm256_testz_si256(fl.uf, fl.uf),
+    return kern_flags(!_mm256_testz_si256(fl.ix, fl.ix), !_mm256_testz_si256(fl.uf, fl.uf),
                       !_mm256_testz_si256(fl.of, fl.of), !_mm256_testz_si256(fl.inv, fl.inv));
 }
 
@@ -506,13 +506,15 @@ TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t
     for (int j = 0; j < k->n; j++)
         for (int c = 0; c < 3; c++)
             crossed[j][c] = zero;
+    uint32_t tail[8];
     for (size_t i = 0; i < n; i += 8) {
         /* zeros, infinities and NaNs lie in no range (away[0] > 0): the
          * tail is padded with zeros */
-        uint32_t tail[8] = {0};
         const uint32_t *at = x + i;
-        if (n - i < 8)
+        if (n - i < 8) {
+            memset(tail, 0, sizeof tail);
             at = memcpy(tail, x + i, 4 * (n - i));
+        }
         __m256i raw = _mm256_loadu_si256((const __m256i *)at), a = _mm256_and_si256(raw, mag);
         __m256i may[FPK_STATS_MAX_FORMATS][3], any = zero;
         for (int j = 0; j < k->n; j++) {

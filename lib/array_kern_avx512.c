@@ -96,7 +96,7 @@ f16c_avx512(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool strea
         }
         i += k;
     }
-    return f16c_flags(ix, uf, of, inv);
+    return kern_flags(ix, uf, of, inv);
 }
 
 /* The mixing of fpk_sr_hash, SEED_MIX (the seed mixed) ^ W, for the 8
@@ -457,8 +457,7 @@ near_avx512(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p,
     }
     fl.ix |= _mm512_cmpneq_epi32_mask(least, _mm512_set1_epi32(-1));
     fl.uf |= _mm512_cmplt_epu32_mask(least, c.tiny);
-    return (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
-           (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
+    return kern_flags(fl.ix, fl.uf, fl.of, fl.inv);
 }
 
 TARGET_AVX512 static unsigned near_any(const fpki_conv *p, const uint32_t *x, void *z, size_t n,
@@ -1126,8 +1125,7 @@ TARGET_AVX512 bool fpki_sqerr_avx512(const fpki_conv *p, int nf, const uint32_t 
             sq_block(&p[j], j == 0 && x2, &st[j], nz, 0, first_lanes(left), NULL);
         lanes_store(j ? NULL : x2, e2 + FPK_LANES * j, st[j].s.x, st[j].s.e);
         near_flags fl = st[j].fl;
-        flags[j] |= (fl.ix || fl.of ? FPK_INEXACT : 0) | (fl.uf ? FPK_UNDERFLOW : 0) |
-                    (fl.of ? FPK_OVERFLOW : 0) | (fl.inv ? FPK_INVALID : 0);
+        flags[j] |= kern_flags(fl.ix, fl.uf, fl.of, fl.inv);
     }
     return true;
 }
