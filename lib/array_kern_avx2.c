@@ -1,4 +1,4 @@
-/* The AVX2 kernel set (AVX2, BMI2 and F16C), whatever the build flags:
+/* The AVX2 kernel set (AVX2, BMI2, F16C and POPCNT), whatever the build flags:
  * array-kern.h's bodies, and kernels of its own for the five kernel
  * formats under RNE, RTZ and SR (near8), fp16 with tininess before
  * rounding (F16C), the statistics of magnitudes and their SR fix-up, and
@@ -15,7 +15,7 @@
 #include "array-kern-x86.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,f16c")))
+#define TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,f16c,popcnt")))
 
 TARGET_AVX2 static void store_avx2(void *z, size_t i, const uint32_t *block, size_t n,
                                    size_t size, bool stream)
@@ -570,22 +570,31 @@ TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t
         }
 }
 
-/* The byte indices of the set bits of a 4-bit mask, from the lowest, and
- * their count. */
-static const uint32_t pack4_index[16] = {
-    0x00000000, 0x00000000, 0x00000001, 0x00000100, 0x00000002, 0x00000200,
-    0x00000201, 0x00020100, 0x00000003, 0x00000300, 0x00000301, 0x00030100,
-    0x00000302, 0x00030200, 0x00030201, 0x03020100,
-};
-static const uint8_t pack4_count[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+/* For each 8-bit mask M, the byte indices of its set bits from the
+ * lowest, packed into a uint64_t: vpermd's indices that move M's lanes to
+ * the front, in order (AVX2 has no vpcompressd). */
+#define PACK_BIT(m, i) (((m) >> (i)) & 1u)
+#define PACK_BELOW(m, i) __builtin_popcount((m) & ((1u << (i)) - 1))
+#define PACK_LANE(m, i) ((uint64_t)(PACK_BIT(m, i) * (i)) << (8 * PACK_BELOW(m, i)))
+#define PACK_ENTRY(m)                                                                              \
+    (PACK_LANE(m, 1) | PACK_LANE(m, 2) | PACK_LANE(m, 3) | PACK_LANE(m, 4) | PACK_LANE(m, 5) |     \
+     PACK_LANE(m, 6) | PACK_LANE(m, 7))
+#define PACK_4(m) PACK_ENTRY(m), PACK_ENTRY(m + 1), PACK_ENTRY(m + 2), PACK_ENTRY(m + 3)
+#define PACK_16(m) PACK_4(m), PACK_4(m + 4), PACK_4(m + 8), PACK_4(m + 12)
+#define PACK_64(m) PACK_16(m), PACK_16(m + 16), PACK_16(m + 32), PACK_16(m + 48)
+static const uint64_t pack8_table[256] = {PACK_64(0u), PACK_64(64u), PACK_64(128u),
+                                          PACK_64(192u)};
+#undef PACK_64
+#undef PACK_16
+#undef PACK_4
+#undef PACK_ENTRY
+#undef PACK_LANE
+#undef PACK_BELOW
+#undef PACK_BIT
 
-/* The vpermd indices that move the lanes of the 8-bit mask M to the
- * front, in order (AVX2 has no vpcompressd). */
 TARGET_AVX2 static inline __attribute__((always_inline)) __m256i pack8_indices(unsigned m)
 {
-    uint64_t lo = pack4_index[m & 15];
-    uint64_t hi = (uint64_t)(pack4_index[m >> 4] + 0x04040404u) << (8 * pack4_count[m & 15]);
-    return _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)(lo | hi)));
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&pack8_table[m]));
 }
 
 /* The 8-bit mask of the lanes IS_ZERO (a compare's result) leaves out. */
@@ -600,7 +609,7 @@ TARGET_AVX2 static inline __attribute__((always_inline)) size_t pack8(__m256i v,
                                                                       void *dst)
 {
     _mm256_storeu_si256((__m256i *)dst, _mm256_permutevar8x32_epi32(v, pack8_indices(keep)));
-    return pack4_count[keep & 15] + pack4_count[keep >> 4];
+    return (size_t)__builtin_popcount(keep);
 }
 
 /* The squared errors of the 16 float32 elements at XT and their results
@@ -710,23 +719,40 @@ TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t min8_epu32(__m
 /* ACC->below[KEY[q]] += how many of the M magnitudes at V (padded with
  * 0x7fffffff to a whole vector) are below the key, for the NK <= 8 keys
  * indexed by KEY, each at most 0x7fffffff. */
-TARGET_AVX2 static void count_below8(const fpki_skeys *keys, const int *key, int nk,
-                                     const uint32_t *v, size_t m, fpki_sacc *acc)
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+count_below8(const fpki_skeys *keys, const int *key, int nk, const uint32_t *v, size_t m,
+             fpki_sacc *acc)
 {
     __m256i kv[8], cv[8];
+#pragma GCC unroll 8
     for (int q = 0; q < nk; q++) {
         kv[q] = _mm256_set1_epi32((int)keys->key[key[q]]);
         cv[q] = _mm256_setzero_si256();
     }
     for (size_t r = 0; r < m; r += 8) {
         __m256i a = _mm256_load_si256((const __m256i *)(v + r));
+#pragma GCC unroll 8
         for (int q = 0; q < nk; q++) /* (signed compares: both below 2^31) */
             cv[q] = _mm256_sub_epi32(cv[q], _mm256_cmpgt_epi32(kv[q], a));
     }
+#pragma GCC unroll 8
     for (int q = 0; q < nk; q++) {
         uint32_t c[8];
         _mm256_storeu_si256((__m256i *)c, cv[q]);
         acc->below[key[q]] += (uint64_t)c[0] + c[1] + c[2] + c[3] + c[4] + c[5] + c[6] + c[7];
+    }
+}
+
+/* count_below8 with a loop for each count, its counters in registers. */
+TARGET_AVX2 static void count_below(const fpki_skeys *keys, const int *key, int nk,
+                                    const uint32_t *v, size_t m, fpki_sacc *acc)
+{
+    switch (nk) {
+#define COUNT_CASE(K)                                                                              \
+    case K: count_below8(keys, key, K, v, m, acc); break;
+        COUNT_CASE(1) COUNT_CASE(2) COUNT_CASE(3) COUNT_CASE(4)
+        COUNT_CASE(5) COUNT_CASE(6) COUNT_CASE(7) default: COUNT_CASE(8)
+#undef COUNT_CASE
     }
 }
 
@@ -804,7 +830,7 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
                 undecided[nu++] = k;
         }
         for (int q = 0; q < nu; q += 8)
-            count_below8(keys, undecided + q, nu - q < 8 ? nu - q : 8, bz, m, acc);
+            count_below(keys, undecided + q, nu - q < 8 ? nu - q : 8, bz, m, acc);
     }
     for (int b = 0; b < 256; b++)
         acc->hist[b] += (uint64_t)hist[0][b] + hist[1][b] + hist[2][b] + hist[3][b];

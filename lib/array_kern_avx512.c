@@ -23,7 +23,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TARGET_AVX512 \
-    __attribute__((target("avx2,bmi,bmi2,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512cd")))
+    __attribute__((target("avx2,bmi,bmi2,f16c,popcnt,avx512f,avx512bw,avx512dq,avx512vl,avx512cd")))
 
 /* The first K of 16 lanes (all 16 when K >= 16), as a mask. */
 static inline __attribute__((always_inline)) __mmask16 first_lanes(size_t k)
