@@ -1,4 +1,4 @@
-/* The AVX2 kernel set (AVX2, BMI2, F16C and POPCNT), whatever the build flags:
+/* The AVX2 kernel set (AVX2, BMI2, F16C, FMA and POPCNT), whatever the build flags:
  * array-kern.h's bodies, and kernels of its own for the five kernel
  * formats under RNE, RTZ and SR (near8), fp16 with tininess before
  * rounding (F16C), the statistics of magnitudes and their SR fix-up, and
@@ -15,7 +15,7 @@
 #include "array-kern-x86.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,f16c,popcnt")))
+#define TARGET_AVX2 __attribute__((target("avx2,bmi,bmi2,f16c,fma,popcnt")))
 
 TARGET_AVX2 static void store_avx2(void *z, size_t i, const uint32_t *block, size_t n,
                                    size_t size, bool stream)
@@ -730,7 +730,7 @@ count_below8(const fpki_skeys *keys, const int *key, int nk, const uint32_t *v, 
         cv[q] = _mm256_setzero_si256();
     }
     for (size_t r = 0; r < m; r += 8) {
-        __m256i a = _mm256_load_si256((const __m256i *)(v + r));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(v + r));
 #pragma GCC unroll 8
         for (int q = 0; q < nk; q++) /* (signed compares: both below 2^31) */
             cv[q] = _mm256_sub_epi32(cv[q], _mm256_cmpgt_epi32(kv[q], a));
@@ -756,12 +756,126 @@ TARGET_AVX2 static void count_below(const fpki_skeys *keys, const int *key, int 
     }
 }
 
+/* The exponent histogram with AVX2, as stats_avx512's: each magnitude's
+ * exponent field e, when in the window [base, base + 63], sets bit
+ * e - base - 32w of a one-hot vector for half w, and carry-save adders
+ * sum sixteen such vectors at a time into bitsliced counters: bit j of
+ * lane l of plane p is bit p of how many of lane l's elements set bit j. */
+#define EH8_PLANES 40
+#define EH8_GROUP 128 /* elements a group of adders sums */
+#define EH8_PIECE 256 /* elements of a block whose range is looked at */
+#define EH8_PIECES (FPKI_SBLOCK / EH8_PIECE)
+
+typedef struct ehist8 {
+    __m256i plane[2][EH8_PLANES];
+    uint32_t base; /* 0 until the first nonzero element chose it */
+    int nplanes;
+} ehist8;
+
+/* HI:LO = LO + A + B, bit by bit. */
+#define EH8_CSA(hi, lo, a, b)                                                                      \
+    do {                                                                                           \
+        __m256i a_ = (a), b_ = (b), u_ = _mm256_xor_si256(lo, a_);                                 \
+        hi = _mm256_or_si256(_mm256_and_si256(lo, a_), _mm256_and_si256(u_, b_));                 \
+        lo = _mm256_xor_si256(u_, b_);                                                             \
+    } while (0)
+
+/* Adds C, of weight 2^P, to half W's counters. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void eh8_carry(ehist8 *h, int w, int p,
+                                                                        __m256i c)
+{
+    for (; !_mm256_testz_si256(c, c); p++) {
+        __m256i t = _mm256_and_si256(h->plane[w][p], c);
+        h->plane[w][p] = _mm256_xor_si256(h->plane[w][p], c);
+        c = t;
+    }
+    if (p > h->nplanes)
+        h->nplanes = p;
+}
+
+/* The one-hot vectors for both halves of the 8 magnitudes at P (vpsllvd
+ * gives 0 for counts past 31, which those below the half wrap to). */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+eh8_onehot(const uint32_t *p, __m256i b0, __m256i b1, __m256i *h0, __m256i *h1)
+{
+    const __m256i one = _mm256_set1_epi32(1);
+    __m256i e = _mm256_srli_epi32(_mm256_load_si256((const __m256i *)p), 23);
+    *h0 = _mm256_sllv_epi32(one, _mm256_sub_epi32(e, b0));
+    *h1 = _mm256_sllv_epi32(one, _mm256_sub_epi32(e, b1));
+}
+
+/* Counts the exponents of the EH8_GROUP magnitudes at NZ (aligned; zeros
+ * count nowhere, the window starting above them). */
+TARGET_AVX2 static inline __attribute__((always_inline)) void eh8_group(ehist8 *h,
+                                                                        const uint32_t *nz)
+{
+    const __m256i b0 = _mm256_set1_epi32((int)h->base);
+    const __m256i b1 = _mm256_set1_epi32((int)h->base + 32);
+    __m256i x0, x1, y0, y1;
+#define EH8_PAIR(k, t0, t1)                                                                        \
+    do {                                                                                           \
+        eh8_onehot(nz + 8 * (k), b0, b1, &x0, &x1);                                                \
+        eh8_onehot(nz + 8 * (k) + 8, b0, b1, &y0, &y1);                                            \
+        EH8_CSA(t0, ones0, x0, y0);                                                                \
+        EH8_CSA(t1, ones1, x1, y1);                                                                \
+    } while (0)
+    EH_ADDERS(__m256i, EH8_CSA, EH8_PAIR, eh8_carry, h);
+#undef EH8_PAIR
+}
+
+/* Adds the counters into HIST: each half's 8 lanes summed into lane 0
+ * first, by bitsliced adds of lanes R.. onto lanes 0.. (R = 4, 2, 1),
+ * then lane 0's bits read out. */
+TARGET_AVX2 static void eh8_flush(const ehist8 *h, uint64_t *hist)
+{
+    for (int w = 0; w < 2; w++) {
+        __m256i pl[EH8_PLANES + 3];
+        int np = h->nplanes;
+        for (int p = 0; p < np; p++)
+            pl[p] = h->plane[w][p];
+        for (int r = 4; r >= 1; r /= 2) {
+            const __m256i from = _mm256_setr_epi32(r, r + 1, r + 2, r + 3, r + 4, r + 5, r + 6,
+                                                   r + 7); /* (past 7: wraps round, not read) */
+            __m256i carry = _mm256_setzero_si256();
+            for (int p = 0; p < np; p++) {
+                __m256i b = _mm256_permutevar8x32_epi32(pl[p], from);
+                __m256i u = _mm256_xor_si256(pl[p], b);
+                __m256i c = _mm256_or_si256(_mm256_and_si256(pl[p], b), _mm256_and_si256(u, carry));
+                pl[p] = _mm256_xor_si256(u, carry);
+                carry = c;
+            }
+            pl[np++] = carry;
+        }
+        uint64_t *half = hist + h->base + 32 * w;
+        for (int p = 0; p < np; p++)
+            for (uint32_t b = (uint32_t)_mm256_cvtsi256_si32(pl[p]); b; b &= b - 1)
+                half[__builtin_ctz(b)] += UINT64_C(1) << p;
+    }
+}
+
+/* Adds to HIST the exponents of the M magnitudes at V (padded to a whole
+ * vector) outside the window from BASE. */
+TARGET_AVX2 static void eh8_outside(const uint32_t *v, size_t m, uint32_t base, uint64_t *hist)
+{
+    const __m256i b = _mm256_set1_epi32((int)base), last = _mm256_set1_epi32(EH_WINDOW - 1);
+    for (size_t r = 0; r < m; r += 8) {
+        __m256i e = _mm256_srli_epi32(_mm256_loadu_si256((const __m256i *)(v + r)), 23);
+        __m256i d = _mm256_sub_epi32(e, b); /* outside: above 63 as unsigned */
+        __m256i inside = _mm256_cmpeq_epi32(_mm256_max_epu32(d, last), last);
+        for (unsigned out = keep8(inside); out; out &= out - 1) {
+            size_t q = r + (size_t)__builtin_ctz(out);
+            if (q < m)
+                hist[v[q] >> 23]++;
+        }
+    }
+}
+
 /* fpki_stats_fn with AVX2, for magnitudes (keys on the encodings, SIGN,
  * take the portable code): as fpki_stats_avx512, the zeros left out at
  * once and the other magnitudes packed (pack8); the keys the block's range
- * leaves undecided counted over them, eight a pass; their exponents in
- * four histograms; the float32 subnormals among them counted only where
- * the least is one. */
+ * leaves undecided counted over them, eight a pass; their exponents
+ * counted by carry-save adders, a group at a time; the float32 subnormals
+ * among them counted only where the least is one. */
 TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size_t n,
                                    fpki_sacc *acc)
 {
@@ -769,30 +883,52 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
         fpki_stats_any(keys, x, n, acc);
         return;
     }
-    uint32_t hist[4][256]; /* (N < 2^32) */
-    memset(hist, 0, sizeof hist);
-    uint32_t bz[FPKI_SBLOCK + 8] __attribute__((aligned(32)));
+    ehist8 eh;
+    memset(&eh, 0, sizeof eh);
+    eh.nplanes = 4;
+    /* The histogram's leftovers (fewer than a group), then a block's
+     * magnitudes and a vector of padding. */
+    uint32_t nz[EH8_GROUP + FPKI_SBLOCK + 8] __attribute__((aligned(32)));
+    size_t left = 0;
     const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), zero = _mm256_setzero_si256();
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0, i = 0;
-        __m256i top = zero, least = _mm256_set1_epi32(-1);
-        for (; len - i >= 8; i += 8) {
-            if (i % 16 == 0)
-                _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
-            __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
-            __m256i is_zero = _mm256_cmpeq_epi32(a, zero);
-            top = _mm256_max_epu32(top, a);
-            least = _mm256_min_epu32(least, _mm256_or_si256(a, is_zero));
-            m += pack8(a, keep8(is_zero), bz + m);
+        uint32_t *bz = nz + left; /* the block's */
+        /* Each piece's extremes and where its elements start at BZ: the
+         * few far below the others (in half the blocks of real gradients,
+         * a piece in nine) are looked for in their pieces only. */
+        uint32_t piece_top[EH8_PIECES], piece_least[EH8_PIECES];
+        size_t piece_at[EH8_PIECES + 1], np = 0;
+        while (i < len) {
+            size_t end = len - i < EH8_PIECE ? len : i + EH8_PIECE;
+            __m256i top = zero, least = _mm256_set1_epi32(-1);
+            piece_at[np] = m;
+            for (; end - i >= 8; i += 8) {
+                if (i % 16 == 0)
+                    _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
+                __m256i a =
+                    _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
+                __m256i is_zero = _mm256_cmpeq_epi32(a, zero);
+                top = _mm256_max_epu32(top, a);
+                least = _mm256_min_epu32(least, _mm256_or_si256(a, is_zero));
+                m += pack8(a, keep8(is_zero), bz + m);
+            }
+            piece_top[np] = max8_epu32(top), piece_least[np] = min8_epu32(least);
+            for (; i < end; i++) {
+                uint32_t a = x[i0 + i] & FPKI_F32_MAG;
+                if (a == 0)
+                    continue;
+                bz[m++] = a;
+                piece_top[np] = a > piece_top[np] ? a : piece_top[np];
+                piece_least[np] = a < piece_least[np] ? a : piece_least[np];
+            }
+            np++;
         }
-        uint32_t block_top = max8_epu32(top), block_least = min8_epu32(least);
-        for (; i < len; i++) {
-            uint32_t a = x[i0 + i] & FPKI_F32_MAG;
-            if (a == 0)
-                continue;
-            bz[m++] = a;
-            block_top = a > block_top ? a : block_top;
-            block_least = a < block_least ? a : block_least;
+        piece_at[np] = m;
+        uint32_t block_top = 0, block_least = UINT32_MAX;
+        for (size_t q = 0; q < np; q++) {
+            block_top = piece_top[q] > block_top ? piece_top[q] : block_top;
+            block_least = piece_least[q] < block_least ? piece_least[q] : block_least;
         }
         uint32_t zeros = (uint32_t)(len - m), amax = block_top;
         if (block_top >= FPKI_F32_INF) { /* seldom: the largest finite one */
@@ -802,24 +938,21 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
         }
         if (amax > acc->amax)
             acc->amax = amax;
-        hist[0][0] += zeros;
-        size_t r = 0;
-        for (; m - r >= 4; r += 4) {
-            hist[0][bz[r] >> 23]++;
-            hist[1][bz[r + 1] >> 23]++;
-            hist[2][bz[r + 2] >> 23]++;
-            hist[3][bz[r + 3] >> 23]++;
-        }
-        for (; r < m; r++)
-            hist[0][bz[r] >> 23]++;
+        acc->hist[0] += zeros;
+        if (m && !eh.base)
+            eh.base = eh_window_base(amax);
+        for (size_t r = m; r < m + 8; r++) /* a whole vector: above every key */
+            bz[r] = FPKI_F32_MAG;
+        for (size_t q = 0; q < np; q++)
+            if (piece_at[q + 1] > piece_at[q] &&
+                (piece_least[q] >> 23 < eh.base || piece_top[q] >> 23 >= eh.base + EH_WINDOW))
+                eh8_outside(bz + piece_at[q], piece_at[q + 1] - piece_at[q], eh.base, acc->hist);
         if (block_least < 0x800000u)
-            for (r = 0; r < m; r++)
+            for (size_t r = 0; r < m; r++)
                 if (bz[r] < 0x800000u)
                     acc->subnormal[31 - __builtin_clz(bz[r])]++;
         /* Keys: zeros are below every positive one; none of the packed
          * is below the least of them, and all below one above the top. */
-        for (r = m; r < m + 8; r++)
-            bz[r] = FPKI_F32_MAG;
         int undecided[FPKI_MAX_KEYS], nu = 0;
         for (int k = 0; k < keys->n; k++) {
             uint32_t key = keys->key[k];
@@ -831,24 +964,37 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
         }
         for (int q = 0; q < nu; q += 8)
             count_below(keys, undecided + q, nu - q < 8 ? nu - q : 8, bz, m, acc);
+        /* The histogram, whole groups at a time; the rest waits for more. */
+        size_t have = left + m, r = 0;
+        for (; r + EH8_GROUP <= have; r += EH8_GROUP)
+            eh8_group(&eh, nz + r);
+        left = have - r;
+        memmove(nz, nz + r, left * sizeof *nz);
     }
-    for (int b = 0; b < 256; b++)
-        acc->hist[b] += (uint64_t)hist[0][b] + hist[1][b] + hist[2][b] + hist[3][b];
+    if (left) {
+        memset(nz + left, 0, (EH8_GROUP - left) * sizeof *nz);
+        eh8_group(&eh, nz);
+    }
+    if (eh.base)
+        eh8_flush(&eh, acc->hist);
 }
 
-/* Adds to the lanes SX (if WANT_X2) and SE the squares of the float32
- * values A and of the errors E, four lanes to a vector from lane 4 * K. */
+/* Adds the squares of the float32 values A (if WANT_X2) and of the
+ * errors E to the lanes *X0 and *E0 (from A's and E's lanes 0-3) and *X1
+ * and *E1 (4-7).  Each square is exact in double, so one FMA rounds as a
+ * product and a sum would. */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
-sq8_exact(__m256 a, __m256 e, bool want_x2, __m256d *sx, __m256d *se)
+sq8_exact(__m256 a, __m256 e, bool want_x2, __m256d *x0, __m256d *x1, __m256d *e0, __m256d *e1)
 {
-    for (int h = 0; h < 2; h++) {
-        __m256d ed = _mm256_cvtps_pd(h ? _mm256_extractf128_ps(e, 1) : _mm256_castps256_ps128(e));
-        se[h] = _mm256_add_pd(se[h], _mm256_mul_pd(ed, ed));
-        if (want_x2) {
-            __m256d ad =
-                _mm256_cvtps_pd(h ? _mm256_extractf128_ps(a, 1) : _mm256_castps256_ps128(a));
-            sx[h] = _mm256_add_pd(sx[h], _mm256_mul_pd(ad, ad));
-        }
+    __m256d el = _mm256_cvtps_pd(_mm256_castps256_ps128(e));
+    __m256d eh = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
+    *e0 = _mm256_fmadd_pd(el, el, *e0);
+    *e1 = _mm256_fmadd_pd(eh, eh, *e1);
+    if (want_x2) {
+        __m256d al = _mm256_cvtps_pd(_mm256_castps256_ps128(a));
+        __m256d ah = _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1));
+        *x0 = _mm256_fmadd_pd(al, al, *x0);
+        *x1 = _mm256_fmadd_pd(ah, ah, *x1);
     }
 }
 
@@ -860,6 +1006,16 @@ typedef struct sq8_state {
     unsigned flags;
 } sq8_state;
 
+/* Adds to *ST the squared errors of the 16 magnitudes at A (and their
+ * squares if WANT_X2) rounded by P's portable kernel. */
+TARGET_AVX2 static void sq16_any(const fpki_conv *p, const uint32_t *a, bool want_x2,
+                                 sq8_state *st)
+{
+    float y[16] __attribute__((aligned(32)));
+    st->flags |= fpki_conv_avx2(p, a, y, 16, 0, false);
+    sq16_avx2((const float *)a, y, want_x2, st->x, st->e);
+}
+
 /* Adds to *ST P's squared errors (F under MODE, RNE or RTZ, no options)
  * of the M nonzero magnitudes at NZ (aligned; M a multiple of 16, and the
  * M + 16 after them zeros when TAIL, the last call's), and of X2 too if
@@ -867,13 +1023,16 @@ typedef struct sq8_state {
  * every result is finite and each error exact in float32 (the result is
  * zero or within a factor of two of the magnitude); sixteen with one,
  * and the tail, by the portable kernel, their terms as fpk_array_sqerr
- * adds them. */
+ * adds them.  The sums stay in registers between (in memory, each sum's
+ * chain of adds waited on a store). */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
 sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq8_state *st,
         const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
 {
     const near8_consts c = near8_setup(f, mode, true, p);
-    sq8_state s = *st;
+    __m256d x0 = st->x[0], x1 = st->x[1], x2 = st->x[2], x3 = st->x[3];
+    __m256d e0 = st->e[0], e1 = st->e[1], e2 = st->e[2], e3 = st->e[3];
+    __m256i least = st->least;
     for (size_t r = 0; r < m + (tail ? 16 : 0); r += 16) {
         sq_prefetch(pf);
         __m256i a0 = _mm256_load_si256((const __m256i *)(nz + r));
@@ -881,27 +1040,31 @@ sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, s
         __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(a0, c.max32),
                                        _mm256_cmpgt_epi32(a1, c.max32));
         if (__builtin_expect(r >= m || !_mm256_testz_si256(over, over), 0)) {
-            float y[16] __attribute__((aligned(32)));
-            s.flags |= fpki_conv_avx2(p, nz + r, y, 16, 0, false);
-            sq16_avx2((const float *)(nz + r), y, want_x2, s.x, s.e);
+            st->x[0] = x0, st->x[1] = x1, st->x[2] = x2, st->x[3] = x3;
+            st->e[0] = e0, st->e[1] = e1, st->e[2] = e2, st->e[3] = e3;
+            sq16_any(p, nz + r, want_x2, st);
+            x0 = st->x[0], x1 = st->x[1], x2 = st->x[2], x3 = st->x[3];
+            e0 = st->e[0], e1 = st->e[1], e2 = st->e[2], e3 = st->e[3];
             continue;
         }
-        for (int g = 0; g < 2; g++) {
-            __m256i a = g ? a1 : a0, k, q;
-            round8(&c, a, &k, &q);
-            /* exact results read as all ones, above every magnitude */
-            s.least = _mm256_min_epu32(s.least, _mm256_or_si256(a, _mm256_cmpeq_epi32(q, a)));
-            __m256 af = _mm256_castsi256_ps(a);
-            sq8_exact(af, _mm256_sub_ps(_mm256_castsi256_ps(q), af), want_x2, s.x + 2 * g,
-                      s.e + 2 * g);
-        }
+        __m256i k, q0, q1;
+        round8(&c, a0, &k, &q0);
+        round8(&c, a1, &k, &q1);
+        /* exact results read as all ones, above every magnitude */
+        least = _mm256_min_epu32(least, _mm256_or_si256(a0, _mm256_cmpeq_epi32(q0, a0)));
+        least = _mm256_min_epu32(least, _mm256_or_si256(a1, _mm256_cmpeq_epi32(q1, a1)));
+        __m256 af0 = _mm256_castsi256_ps(a0), af1 = _mm256_castsi256_ps(a1);
+        sq8_exact(af0, _mm256_sub_ps(_mm256_castsi256_ps(q0), af0), want_x2, &x0, &x1, &e0, &e1);
+        sq8_exact(af1, _mm256_sub_ps(_mm256_castsi256_ps(q1), af1), want_x2, &x2, &x3, &e2, &e3);
     }
+    st->x[0] = x0, st->x[1] = x1, st->x[2] = x2, st->x[3] = x3;
+    st->e[0] = e0, st->e[1] = e1, st->e[2] = e2, st->e[3] = e3;
     const __m256i ones = _mm256_set1_epi32(-1);
-    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(s.least, ones), ones))
-        s.flags |= FPK_INEXACT;
-    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(s.least, c.tiny), c.tiny), ones))
-        s.flags |= FPK_UNDERFLOW;
-    *st = s;
+    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(least, ones), ones))
+        st->flags |= FPK_INEXACT;
+    if (!_mm256_testc_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(least, c.tiny), c.tiny), ones))
+        st->flags |= FPK_UNDERFLOW;
+    st->least = least;
 }
 
 TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *st,

@@ -556,11 +556,6 @@ TARGET_AVX512 static inline __attribute__((always_inline)) void
 eh_group(ehist *h, const uint32_t *nz, ptrdiff_t valid, bool sign, bool tail)
 {
     const __m512i b0 = _mm512_set1_epi32((int)h->base), b1 = _mm512_set1_epi32((int)h->base + 32);
-    __m512i ones0 = h->plane[0][0], twos0 = h->plane[0][1], fours0 = h->plane[0][2];
-    __m512i eights0 = h->plane[0][3], ones1 = h->plane[1][0], twos1 = h->plane[1][1];
-    __m512i fours1 = h->plane[1][2], eights1 = h->plane[1][3];
-    __m512i twos_a0, twos_b0, fours_a0, fours_b0, eights_a0, eights_b0, sixteens0;
-    __m512i twos_a1, twos_b1, fours_a1, fours_b1, eights_a1, eights_b1, sixteens1;
     __m512i x0, x1, y0, y1;
 #define EH_PAIR(k, t0, t1)                                                                 \
     do {                                                                                   \
@@ -570,30 +565,8 @@ eh_group(ehist *h, const uint32_t *nz, ptrdiff_t valid, bool sign, bool tail)
         EH_CSA(t0, ones0, x0, y0);                                                         \
         EH_CSA(t1, ones1, x1, y1);                                                         \
     } while (0)
-#define EH_QUAD(k, f0, f1)                                                                 \
-    do {                                                                                   \
-        EH_PAIR(k, twos_a0, twos_a1);                                                      \
-        EH_PAIR(k + 2, twos_b0, twos_b1);                                                  \
-        EH_CSA(f0, twos0, twos_a0, twos_b0);                                               \
-        EH_CSA(f1, twos1, twos_a1, twos_b1);                                               \
-    } while (0)
-    EH_QUAD(0, fours_a0, fours_a1);
-    EH_QUAD(4, fours_b0, fours_b1);
-    EH_CSA(eights_a0, fours0, fours_a0, fours_b0);
-    EH_CSA(eights_a1, fours1, fours_a1, fours_b1);
-    EH_QUAD(8, fours_a0, fours_a1);
-    EH_QUAD(12, fours_b0, fours_b1);
-    EH_CSA(eights_b0, fours0, fours_a0, fours_b0);
-    EH_CSA(eights_b1, fours1, fours_a1, fours_b1);
-    EH_CSA(sixteens0, eights0, eights_a0, eights_b0);
-    EH_CSA(sixteens1, eights1, eights_a1, eights_b1);
-#undef EH_QUAD
+    EH_ADDERS(__m512i, EH_CSA, EH_PAIR, eh_carry, h);
 #undef EH_PAIR
-    h->plane[0][0] = ones0, h->plane[0][1] = twos0, h->plane[0][2] = fours0;
-    h->plane[0][3] = eights0, h->plane[1][0] = ones1, h->plane[1][1] = twos1;
-    h->plane[1][2] = fours1, h->plane[1][3] = eights1;
-    eh_carry(h, 0, 4, sixteens0);
-    eh_carry(h, 1, 4, sixteens1);
 }
 
 /* Adds the counters into HIST: each half's 16 lanes summed into lane 0
@@ -735,20 +708,16 @@ TARGET_AVX512 void fpki_stats_avx512(const fpki_skeys *keys, const uint32_t *x, 
         if (block_max > acc->amax)
             acc->amax = block_max;
         acc->hist[0] += zeros;
-        /* The window, placed by the first nonzero elements: their largest
-         * finite exponent 8 below its top. */
-        if (m && !eh.base) {
-            uint32_t e = block_max ? block_max >> 23 : 255;
-            eh.base = e < 56 ? 1 : e > 247 ? 192 : e - 55;
-        }
-        if (m && (lo_exp < eh.base || top_exp > eh.base + 63))
+        if (m && !eh.base)
+            eh.base = eh_window_base(block_max);
+        if (m && (lo_exp < eh.base || top_exp >= eh.base + EH_WINDOW))
             for (size_t r = 0; r < m; r += 16) { /* those outside it */
                 __mmask16 t = first_lanes(m - r);
                 __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
                 __m512i e = _mm512_srli_epi32(a, 23);
                 __mmask16 out = _mm512_mask_cmpge_epu32_mask(
                     t, _mm512_sub_epi32(e, _mm512_set1_epi32((int)eh.base)),
-                    _mm512_set1_epi32(64));
+                    _mm512_set1_epi32(EH_WINDOW));
                 for (; out; out &= (__mmask16)(out - 1))
                     acc->hist[(bz[r + (size_t)__builtin_ctz(out)] & 0x7fffffffu) >> 23]++;
             }

@@ -19,11 +19,12 @@ static fpki_isa cpu_isa(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
-    /* x86-64-v3: AVX2, BMI1, BMI2, F16C and POPCNT among others.  clang's
+    /* x86-64-v3: AVX2, BMI1, BMI2, F16C, FMA and POPCNT among others.  clang's
      * runtime knows neither that name nor F16C's; every AVX2 CPU has F16C. */
 #ifdef __clang__
     bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-              __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt");
+              __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma") &&
+              __builtin_cpu_supports("popcnt");
 #else
     bool v3 = __builtin_cpu_supports("x86-64-v3");
 #endif
