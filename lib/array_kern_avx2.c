@@ -490,11 +490,15 @@ TARGET_AVX2 void fpki_widen_avx2(fpk_dtype t, const void *x, uint32_t *z, size_t
 /* fpki_srfix_any, 8 elements at a time, as fpki_srfix_avx512: per class
  * boundary, vector compares find the elements that may cross it, and only
  * vectors holding some compute the rule (hash and discarded fraction);
- * per lane counters count the crossings.  The top bit of a significand
- * (AVX2 has no vplzcntd) is the exponent of its exact conversion to
- * float. */
-TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t n,
-                                 uint64_t index, int64_t (*delta)[4])
+ * per lane counters count the crossings.  The thresholds and the elements
+ * are compared with their top bits flipped (AVX2 compares signed only),
+ * the thresholds flipped once.  The top bit of a significand (AVX2 has no
+ * vplzcntd) is the exponent of its exact conversion to float.  NF is the
+ * number of formats, a constant where the caller can make it one, so that
+ * the loops unroll and their vectors stay in registers. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+srfix8(const fpki_srkeys *k, int nf, const uint32_t *x, size_t n, uint64_t index,
+       int64_t (*delta)[4])
 {
     const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), one = _mm256_set1_epi32(1);
     const __m256i man = _mm256_set1_epi32(0x7fffff), hidden = _mm256_set1_epi32(0x800000);
@@ -502,10 +506,16 @@ TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t
     const __m256i zero = _mm256_setzero_si256(), bias = _mm256_set1_epi32(127);
     const __m256i seed_mix = _mm256_set1_epi64x((long long)fpki_mix64(0));
     const __m256i lsb_exp = _mm256_set1_epi32(k->k - 150);
+    __m256i tz[FPK_STATS_MAX_FORMATS][3], away[FPK_STATS_MAX_FORMATS][3];
     __m256i crossed[FPK_STATS_MAX_FORMATS][3];
-    for (int j = 0; j < k->n; j++)
-        for (int c = 0; c < 3; c++)
+#pragma GCC unroll 4
+    for (int j = 0; j < nf; j++)
+#pragma GCC unroll 4
+        for (int c = 0; c < 3; c++) {
+            tz[j][c] = _mm256_set1_epi32((int)(k->tz[j][c] ^ 0x80000000u));
+            away[j][c] = _mm256_set1_epi32((int)(k->away[j][c] ^ 0x80000000u));
             crossed[j][c] = zero;
+        }
     uint32_t tail[8];
     for (size_t i = 0; i < n; i += 8) {
         /* zeros, infinities and NaNs lie in no range (away[0] > 0): the
@@ -516,13 +526,15 @@ TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t
             at = memcpy(tail, x + i, 4 * (n - i));
         }
         __m256i raw = _mm256_loadu_si256((const __m256i *)at), a = _mm256_and_si256(raw, mag);
+        __m256i raw_f = _mm256_xor_si256(raw, flip), a_f = _mm256_xor_si256(a, flip);
         __m256i may[FPK_STATS_MAX_FORMATS][3], any = zero;
-        for (int j = 0; j < k->n; j++) {
-            __m256i v = _mm256_and_si256(raw, _mm256_set1_epi32((int)k->mask[j]));
+#pragma GCC unroll 4
+        for (int j = 0; j < nf; j++) {
+            __m256i v = k->mask[j] == FPKI_F32_MAG ? a_f : raw_f; /* (masks: these two) */
+#pragma GCC unroll 4
             for (int c = 0; c < 3; c++) {
-                may[j][c] =
-                    _mm256_andnot_si256(cmpge_epu32(v, _mm256_set1_epi32((int)k->tz[j][c])),
-                                        cmpge_epu32(v, _mm256_set1_epi32((int)k->away[j][c])));
+                may[j][c] = _mm256_andnot_si256(_mm256_cmpgt_epi32(away[j][c], v),
+                                                _mm256_cmpgt_epi32(tz[j][c], v));
                 any = _mm256_or_si256(any, may[j][c]);
             }
         }
@@ -537,7 +549,8 @@ TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t
         __m256i top = _mm256_add_epi32(
             e0, _mm256_sub_epi32(
                     _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(sig)), 23), bias));
-        for (int j = 0; j < k->n; j++) {
+#pragma GCC unroll 4
+        for (int j = 0; j < nf; j++) {
             __m256i mine = _mm256_or_si256(_mm256_or_si256(may[j][0], may[j][1]), may[j][2]);
             if (_mm256_testz_si256(mine, mine))
                 continue;
@@ -551,14 +564,17 @@ TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t
             __m256i frac = _mm256_or_si256(
                 _mm256_sllv_epi32(_mm256_and_si256(sig, low), _mm256_sub_epi32(thirty_two, d)),
                 _mm256_srlv_epi32(sig, _mm256_sub_epi32(d, thirty_two)));
-            __m256i away =
+            __m256i rounds_away =
                 _mm256_and_si256(mine, _mm256_cmpgt_epi32(_mm256_xor_si256(frac, flip), rnd));
+#pragma GCC unroll 4
             for (int c = 0; c < 3; c++)
                 crossed[j][c] =
-                    _mm256_sub_epi32(crossed[j][c], _mm256_and_si256(away, may[j][c]));
+                    _mm256_sub_epi32(crossed[j][c], _mm256_and_si256(rounds_away, may[j][c]));
         }
     }
-    for (int j = 0; j < k->n; j++)
+#pragma GCC unroll 4
+    for (int j = 0; j < nf; j++)
+#pragma GCC unroll 4
         for (int c = 0; c < 3; c++) {
             uint32_t lanes[8];
             _mm256_storeu_si256((__m256i *)lanes, crossed[j][c]);
@@ -568,6 +584,23 @@ TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t
             delta[j][c] -= m;
             delta[j][c + 1] += m;
         }
+}
+
+TARGET_AVX2 void fpki_srfix_avx2(const fpki_srkeys *k, const uint32_t *x, size_t n,
+                                 uint64_t index, int64_t (*delta)[4])
+{
+    for (int j = 0; j < k->n; j++)
+        if (k->mask[j] != FPKI_F32_MAG && k->mask[j] != ~0u) {
+            fpki_srfix_any(k, x, n, index, delta);
+            return;
+        }
+    switch (k->n) {
+    case 1: srfix8(k, 1, x, n, index, delta); break;
+    case 2: srfix8(k, 2, x, n, index, delta); break;
+    case 3: srfix8(k, 3, x, n, index, delta); break;
+    case 4: srfix8(k, 4, x, n, index, delta); break;
+    default: srfix8(k, k->n, x, n, index, delta); break;
+    }
 }
 
 /* For each 8-bit mask M, the byte indices of its set bits from the
