@@ -23,7 +23,7 @@
 typedef enum fpki_isa {
     FPKI_ISA_C,      /* portable C, as the library was compiled */
     FPKI_ISA_AVX2,   /* AVX2, BMI2, F16C, FMA and POPCNT */
-    FPKI_ISA_AVX512, /* AVX-512 F, BW, DQ, VL and CD, and F16C */
+    FPKI_ISA_AVX512, /* AVX-512 F, BW, DQ, VL and CD, F16C and POPCNT */
     FPKI_ISA_COUNT,
 } fpki_isa;
 

@@ -1,6 +1,7 @@
 /* What the x86-64 kernel sets share: the kernels they export to
  * array_kern.c's tables, the conditions under which their own kernels
- * apply, and the packing of nonzero elements into blocks. */
+ * apply, the packing of nonzero elements into blocks, and the exponent
+ * histogram's window and adders. */
 #ifndef FPKIT_ARRAY_KERN_X86_H
 #define FPKIT_ARRAY_KERN_X86_H
 

@@ -13,8 +13,10 @@
 #include "array-impl.h"
 
 /* The squared errors' sums round each product before it is added, as
- * fpk_array_sqerr promises (the kernels' bodies included); nothing else
- * in the kernels multiplies floats. */
+ * fpk_array_sqerr promises (the kernels' bodies included), so nothing is
+ * contracted here; the kernels' own fused multiply-adds (sq8_exact,
+ * sqerr_avx512) square only float32 values, exactly in double, where one
+ * rounding is the same.  Nothing else in the kernels multiplies floats. */
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #elif defined(__GNUC__)

@@ -1040,7 +1040,8 @@ typedef struct sq8_state {
 } sq8_state;
 
 /* Adds to *ST the squared errors of the 16 magnitudes at A (and their
- * squares if WANT_X2) rounded by P's portable kernel. */
+ * squares if WANT_X2) rounded by the set's conversion of P (its general
+ * code where round8 does not apply). */
 TARGET_AVX2 static void sq16_any(const fpki_conv *p, const uint32_t *a, bool want_x2,
                                  sq8_state *st)
 {
