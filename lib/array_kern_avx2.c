@@ -871,11 +871,7 @@ TARGET_AVX2 static void eh8_flush(const ehist8 *h, uint64_t *hist)
                                                    r + 7); /* (past 7: wraps round, not read) */
             __m256i carry = _mm256_setzero_si256();
             for (int p = 0; p < np; p++) {
-                __m256i b = _mm256_permutevar8x32_epi32(pl[p], from);
-                __m256i u = _mm256_xor_si256(pl[p], b);
-                __m256i c = _mm256_or_si256(_mm256_and_si256(pl[p], b), _mm256_and_si256(u, carry));
-                pl[p] = _mm256_xor_si256(u, carry);
-                carry = c;
+                EH8_CSA(carry, pl[p], _mm256_permutevar8x32_epi32(pl[p], from), carry);
             }
             pl[np++] = carry;
         }
