@@ -75,24 +75,30 @@ size_t *grad_shard_groups(const grad_run *run, size_t *ngroups)
         }
     qsort(first, ng, sizeof *first, by_row);
     size_t *group = cli_xcalloc(n ? n : 1, sizeof *group);
-    for (size_t g = 0; g < ng; g++) {
+    const grad_row *lead = NULL, *odd = NULL; /* a shard whose dtype differs from its lead's */
+    for (size_t g = 0; g < ng && !odd; g++) {
         size_t i = first[g][1];
-        const grad_row *lead = &run->rows[m[i].row];
+        lead = &run->rows[m[i].row];
         do {
             const grad_row *r = &run->rows[m[i].row];
             if (r->dtype != lead->dtype)
-                cli_die(CLI_EXIT_USAGE,
-                        "--shards: tensor \"%s\" is %s in %s but %s in %s; shards of one tensor "
-                        "share a dtype",
-                        r->name, fpk_dtype_name(lead->dtype), lead->file, fpk_dtype_name(r->dtype),
-                        r->file);
+                odd = r;
             group[m[i].row] = g;
         } while (++i < n && !strcmp(m[i].key, m[i - 1].key) && !strcmp(m[i].name, m[i - 1].name));
     }
+    /* freed before any exit, so that a leak checker sees none */
     for (size_t i = 0; i < n; i++)
         free((char *)m[i].key);
     free(m);
     free(first);
+    if (odd) {
+        free(group);
+        cli_die(CLI_EXIT_USAGE,
+                "--shards: tensor \"%s\" is %s in %s but %s in %s; shards of one tensor "
+                "share a dtype",
+                odd->name, fpk_dtype_name(lead->dtype), lead->file, fpk_dtype_name(odd->dtype),
+                odd->file);
+    }
     *ngroups = ng;
     return group;
 }
