@@ -146,7 +146,7 @@ START_TEST(lookup_exmy_family)
     for (int x = 1; x <= 11; x++)
         for (int y = 0; y <= 52; y++)
             for (int k = 0; k < 3; k++) {
-                char name[24];
+                char name[32];
                 snprintf(name, sizeof name, "E%dm%d%s", x, y, suffixes[k]);
                 const fpk_format *f = fpk_format_lookup(name);
                 ck_assert_msg(f != NULL, "%s", name);

@@ -882,7 +882,7 @@ START_TEST(round_trips)
     /* Without normal numbers overflow starts a quarter ulp above max
      * finite, not half (e1m27's 1.99999999 overflows). */
     for (int m = 0; m <= 52; m++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "e1m%d", m);
         const fpk_format *f = fpk_format_lookup(name);
         ck_assert_ptr_nonnull(f);
