@@ -1049,20 +1049,39 @@ TARGET_AVX2 static void sq16_any(const fpki_conv *p, const uint32_t *a, bool wan
 /* Adds to *ST P's squared errors (F under MODE, RNE or RTZ, no options)
  * of the M nonzero magnitudes at NZ (aligned; M a multiple of 16, and the
  * M + 16 after them zeros when TAIL, the last call's), and of X2 too if
- * WANT_X2.  Sixteen with none above max32 are rounded by round8:
- * every result is finite and each error exact in float32 (the result is
- * zero or within a factor of two of the magnitude); sixteen with one,
- * and the tail, by the portable kernel, their terms as fpk_array_sqerr
- * adds them.  The sums stay in registers between (in memory, each sum's
- * chain of adds waited on a store). */
+ * WANT_X2; none of the M is above TOP nor below BOTTOM.  Sixteen with none
+ * above max32 are rounded by round8: every result is finite and each error
+ * exact in float32 (the result is zero or within a factor of two of the
+ * magnitude); sixteen with one, and the tail, by the portable kernel, their
+ * terms as fpk_array_sqerr adds them.  The sums stay in registers between
+ * (in memory, each sum's chain of adds waited on a store).  Once the flags
+ * hold inexact, and underflow unless no magnitude is tiny, and none is
+ * above max32, the loop looks only at the sums (a third fewer operations). */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
 sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq8_state *st,
-        const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
+        const uint32_t *nz, size_t m, bool tail, uint32_t top, uint32_t bottom, sq_ahead *pf)
 {
     const near8_consts c = near8_setup(f, mode, true, p);
     __m256d x0 = st->x[0], x1 = st->x[1], x2 = st->x[2], x3 = st->x[3];
     __m256d e0 = st->e[0], e1 = st->e[1], e2 = st->e[2], e3 = st->e[3];
     __m256i least = st->least;
+    bool flagged = (st->flags & FPK_INEXACT) && ((st->flags & FPK_UNDERFLOW) || bottom >= c.k.tiny);
+    if (!tail && flagged && top <= c.k.max32) {
+        for (size_t r = 0; r < m; r += 16) {
+            sq_prefetch(pf);
+            __m256i a0 = _mm256_load_si256((const __m256i *)(nz + r));
+            __m256i a1 = _mm256_load_si256((const __m256i *)(nz + r + 8));
+            __m256i k, q0, q1;
+            round8(&c, a0, &k, &q0);
+            round8(&c, a1, &k, &q1);
+            __m256 af0 = _mm256_castsi256_ps(a0), af1 = _mm256_castsi256_ps(a1);
+            sq8_exact(af0, _mm256_sub_ps(_mm256_castsi256_ps(q0), af0), want_x2, &x0, &x1, &e0,
+                      &e1);
+            sq8_exact(af1, _mm256_sub_ps(_mm256_castsi256_ps(q1), af1), want_x2, &x2, &x3, &e2,
+                      &e3);
+        }
+        m = 0;
+    }
     for (size_t r = 0; r < m + (tail ? 16 : 0); r += 16) {
         sq_prefetch(pf);
         __m256i a0 = _mm256_load_si256((const __m256i *)(nz + r));
@@ -1098,11 +1117,12 @@ sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, s
 }
 
 TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *st,
-                                  const uint32_t *nz, size_t m, bool tail, sq_ahead *pf)
+                                  const uint32_t *nz, size_t m, bool tail, uint32_t top,
+                                  uint32_t bottom, sq_ahead *pf)
 {
 #define SQ8M(f, mode)                                                                              \
-    (want_x2 ? sq8_run(f, mode, true, p, st, nz, m, tail, pf)                                      \
-             : sq8_run(f, mode, false, p, st, nz, m, tail, pf))
+    (want_x2 ? sq8_run(f, mode, true, p, st, nz, m, tail, top, bottom, pf)                         \
+             : sq8_run(f, mode, false, p, st, nz, m, tail, top, bottom, pf))
 #define SQ8(f) (p->mode == FPK_RNE ? SQ8M(f, FPK_RNE) : SQ8M(f, FPK_RTZ))
     switch (p->fmt) {
     case FPKI_K_FP16: SQ8(&fpki_k_fp16); break;
@@ -1117,8 +1137,9 @@ TARGET_AVX2 static void sq8_block(const fpki_conv *p, bool want_x2, sq8_state *s
 
 /* fpki_sqerr_fn with AVX2, for formats under RNE or RTZ without options,
  * as fpki_sqerr_avx512: the nonzero magnitudes of SQ_BLOCK elements packed
- * (pack8) behind the fewer than 16 left from the last block, then each
- * format's errors summed 16 at a time over them while they are in L1. */
+ * (pack8) behind the fewer than 16 left from the last block, their largest
+ * and least noted, then each format's errors summed 16 at a time over them
+ * while they are in L1. */
 TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, size_t n,
                                    double *x2, double *e2, unsigned *flags)
 {
@@ -1139,20 +1160,30 @@ TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, 
     size_t left = 0;
     for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
         size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left, i = 0;
+        uint32_t top = 0, bottom = UINT32_MAX;
+        for (size_t k = 0; k < left; k++)
+            top = nz[k] > top ? nz[k] : top, bottom = nz[k] < bottom ? nz[k] : bottom;
+        __m256i top8 = _mm256_setzero_si256(), bottom8 = _mm256_set1_epi32(-1);
         for (; len - i >= 8; i += 8) {
             if (i % 16 == 0)
                 _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
             __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
-            m += pack8(a, keep8(_mm256_cmpeq_epi32(a, _mm256_setzero_si256())), nz + m);
+            __m256i is_zero = _mm256_cmpeq_epi32(a, _mm256_setzero_si256());
+            top8 = _mm256_max_epi32(top8, a);
+            bottom8 = _mm256_min_epu32(bottom8, _mm256_or_si256(a, is_zero));
+            m += pack8(a, keep8(is_zero), nz + m);
         }
         for (; i < len; i++) {
-            nz[m] = x[i0 + i] & FPKI_F32_MAG;
-            m += nz[m] != 0;
+            uint32_t a = nz[m] = x[i0 + i] & FPKI_F32_MAG;
+            top = a > top ? a : top, bottom = a && a < bottom ? a : bottom;
+            m += a != 0;
         }
+        top = max8_epu32(top8) > top ? max8_epu32(top8) : top;
+        bottom = min8_epu32(bottom8) < bottom ? min8_epu32(bottom8) : bottom;
         size_t whole = m & ~(size_t)15;
         sq_ahead pf = sq_next_block(x, n, i0);
         for (int j = 0; j < nf; j++)
-            sq8_block(&p[j], j == 0 && x2, &st[j], nz, whole, false, &pf);
+            sq8_block(&p[j], j == 0 && x2, &st[j], nz, whole, false, top, bottom, &pf);
         left = m - whole;
         memmove(nz, nz + whole, 16 * sizeof *nz);
     }
@@ -1160,7 +1191,7 @@ TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, 
         memset(nz + left, 0, (16 - left) * sizeof *nz);
     for (int j = 0; j < nf; j++) {
         if (left)
-            sq8_block(&p[j], j == 0 && x2, &st[j], nz, 0, true, NULL);
+            sq8_block(&p[j], j == 0 && x2, &st[j], nz, 0, true, UINT32_MAX, 0, NULL);
         for (int k = 0; k < 4; k++) {
             if (j == 0 && x2)
                 _mm256_storeu_pd(x2 + 4 * k, st[j].x[k]);

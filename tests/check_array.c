@@ -586,6 +586,39 @@ static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int 
  * (SR: no kernel) and variant, over random float32 (a few above every
  * format's range) and those half zeros, in calls that cut the kernels'
  * blocks anywhere. */
+/* One call over more than two kernel blocks of nonzero elements in which a
+ * flag's first cause, or the first magnitude too large for a format, comes
+ * only in the third: the kernels may look at less once a block has raised
+ * the flags, and must not miss what comes later.  The first 8192 are 1.0
+ * (exact in every format) or inexact ones in [1, 2) (none tiny); then a
+ * tiny one (below every format's least normal), an inexact one, float32's
+ * largest (overflowing or clamped), infinity or NaN. */
+START_TEST(test_sqerr_late)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    static const uint32_t late[] = {0x00100001u, 0x3f800001u, 0x7f7fffffu, 0x7f800000u,
+                                    0x7fc00000u};
+    enum { FIRST = 8192, N = FIRST + 1000 };
+    uint32_t *x = xmalloc(N * sizeof *x);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 9);
+    for (int exact = 0; exact < 2; exact++)
+        for (size_t k = 0; k < sizeof late / sizeof *late; k++) {
+            for (size_t i = 0; i < N; i++)
+                x[i] = exact && i < FIRST ? 0x3f800000u
+                                          : 0x3f800001u | (uint32_t)(tu_rng_next(&rng) >> 41);
+            x[FIRST + 100] = late[k];
+            check_sqerr_targets(&rep, x, N, 0, FAST_TARGETS, 1, N);
+        }
+    free(x);
+    tu_report_line(&rep, "a flag's first cause after two blocks: squared errors in %d formats x "
+                         "%d modes",
+                   FAST_TARGETS, MODE_COUNT);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
 START_TEST(test_sqerr_formats)
 {
     tu_report rep;
@@ -1256,6 +1289,7 @@ static Suite *array_suite(void)
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_stats_tensor);
     tcase_add_test(tc, test_sqerr);
+    tcase_add_test(tc, test_sqerr_late);
     tcase_add_test(tc, test_sqerr_formats);
     suite_add_tcase(s, tc);
     return s;
