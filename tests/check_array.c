@@ -581,18 +581,14 @@ static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int 
     unsetenv("FPK_ISA");
 }
 
-/* Several formats at once: the fast ones, the fast ones with a slow one
- * among them, and more than a kernel takes in one pass, in every mode
- * (SR: no kernel) and variant, over random float32 (a few above every
- * format's range) and those half zeros, in calls that cut the kernels'
- * blocks anywhere. */
 /* One call over more than two kernel blocks of nonzero elements in which a
  * flag's first cause, or the first magnitude too large for a format, comes
  * only in the third: the kernels may look at less once a block has raised
  * the flags, and must not miss what comes later.  The first 8192 are 1.0
- * (exact in every format) or inexact ones in [1, 2) (none tiny); then a
- * tiny one (below every format's least normal), an inexact one, float32's
- * largest (overflowing or clamped), infinity or NaN. */
+ * (exact in every format) or inexact ones in [1, 2) (none tiny, or one
+ * tiny), a zero among them so that blocks leave elements to the next; then
+ * a tiny one (below every format's least normal), an inexact one,
+ * float32's largest (overflowing or clamped), infinity or NaN. */
 START_TEST(test_sqerr_late)
 {
     tu_report rep;
@@ -603,22 +599,31 @@ START_TEST(test_sqerr_late)
     uint32_t *x = xmalloc(N * sizeof *x);
     tu_rng rng;
     tu_rng_init(&rng, seed + 9);
-    for (int exact = 0; exact < 2; exact++)
+    for (int start = 0; start < 3; start++) /* inexact, exact, inexact with a tiny one */
         for (size_t k = 0; k < sizeof late / sizeof *late; k++) {
             for (size_t i = 0; i < N; i++)
-                x[i] = exact && i < FIRST ? 0x3f800000u
-                                          : 0x3f800001u | (uint32_t)(tu_rng_next(&rng) >> 41);
+                x[i] = start == 1 && i < FIRST
+                           ? 0x3f800000u
+                           : 0x3f800001u | (uint32_t)(tu_rng_next(&rng) >> 41);
+            x[3] = 0;
+            if (start == 2)
+                x[5] = late[0];
             x[FIRST + 100] = late[k];
             check_sqerr_targets(&rep, x, N, 0, FAST_TARGETS, 1, N);
         }
     free(x);
-    tu_report_line(&rep, "a flag's first cause after two blocks: squared errors in %d formats x "
-                         "%d modes",
+    tu_report_line(&rep, "a flag's first cause or an overflow after two blocks: squared errors "
+                         "in %d formats x %d modes",
                    FAST_TARGETS, MODE_COUNT);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
 END_TEST
 
+/* Several formats at once: the fast ones, the fast ones with a slow one
+ * among them, and more than a kernel takes in one pass, in every mode
+ * (SR: no kernel) and variant, over random float32 (a few above every
+ * format's range) and those half zeros, in calls that cut the kernels'
+ * blocks anywhere. */
 START_TEST(test_sqerr_formats)
 {
     tu_report rep;
