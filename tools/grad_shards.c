@@ -81,7 +81,7 @@ size_t *grad_shard_groups(const grad_run *run, size_t *ngroups)
         lead = &run->rows[m[i].row];
         do {
             const grad_row *r = &run->rows[m[i].row];
-            if (r->dtype != lead->dtype)
+            if (!odd && r->dtype != lead->dtype)
                 odd = r;
             group[m[i].row] = g;
         } while (++i < n && !strcmp(m[i].key, m[i - 1].key) && !strcmp(m[i].name, m[i - 1].name));
