@@ -586,31 +586,35 @@ static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int 
  * only in the third: the kernels may look at less once a block has raised
  * the flags, and must not miss what comes later.  The first 8192 are 1.0
  * (exact in every format) or inexact ones in [1, 2) (none tiny, or one
- * tiny), a zero among them so that blocks leave elements to the next; then
+ * tiny), zeros among them so that blocks leave elements to the next; then
  * a tiny one (below every format's least normal), an inexact one,
- * float32's largest (overflowing or clamped), infinity or NaN. */
+ * float32's largest (overflowing or clamped), infinity or NaN, 100
+ * elements later or last.  N is not a multiple of 8, so the last is
+ * packed after the vectors, and the nonzero elements are a multiple of 16,
+ * so it is rounded in a whole group of them. */
 START_TEST(test_sqerr_late)
 {
     tu_report rep;
     tu_report_init(&rep, SUITE);
     static const uint32_t late[] = {0x00100001u, 0x3f800001u, 0x7f7fffffu, 0x7f800000u,
                                     0x7fc00000u};
-    enum { FIRST = 8192, N = FIRST + 1000 };
+    enum { FIRST = 8192, N = FIRST + 1005, ZEROS = N % 16 };
     uint32_t *x = xmalloc(N * sizeof *x);
     tu_rng rng;
     tu_rng_init(&rng, seed + 9);
     for (int start = 0; start < 3; start++) /* inexact, exact, inexact with a tiny one */
-        for (size_t k = 0; k < sizeof late / sizeof *late; k++) {
-            for (size_t i = 0; i < N; i++)
-                x[i] = start == 1 && i < FIRST
-                           ? 0x3f800000u
-                           : 0x3f800001u | (uint32_t)(tu_rng_next(&rng) >> 41);
-            x[3] = 0;
-            if (start == 2)
-                x[5] = late[0];
-            x[FIRST + 100] = late[k];
-            check_sqerr_targets(&rep, x, N, 0, FAST_TARGETS, 1, N);
-        }
+        for (size_t k = 0; k < sizeof late / sizeof *late; k++)
+            for (int w = 0; w < 2; w++) {
+                for (size_t i = 0; i < N; i++)
+                    x[i] = i < ZEROS ? 0
+                           : start == 1 && i < FIRST
+                               ? 0x3f800000u
+                               : 0x3f800001u | (uint32_t)(tu_rng_next(&rng) >> 41);
+                if (start == 2)
+                    x[20] = late[0];
+                x[w ? N - 1 : FIRST + 100] = late[k];
+                check_sqerr_targets(&rep, x, N, 0, FAST_TARGETS, 1, N);
+            }
     free(x);
     tu_report_line(&rep, "a flag's first cause or an overflow after two blocks: squared errors "
                          "in %d formats x %d modes",
@@ -1167,6 +1171,13 @@ START_TEST(test_stats)
     }
     check_stats_all(&rep, FPK_DTYPE_F32, x, n);
     tu_report_line(&rep, "statistics of %zu gradient-like float32", n);
+    /* The largest magnitude and the least, a float32 subnormal, last: n is
+     * not a multiple of 8, so the kernels see them after their vectors. */
+    uint32_t last[2] = {x[n - 2], x[n - 1]};
+    x[n - 2] = 0x80000001u, x[n - 1] = 0x7f000000u;
+    check_stats_all(&rep, FPK_DTYPE_F32, x, n);
+    tu_report_line(&rep, "statistics of %zu gradient-like float32, extremes last", n);
+    x[n - 2] = last[0], x[n - 1] = last[1];
     for (size_t i = 0; i < 2048; i++)
         x[i] = (uint32_t)(i & 1) << 31 | 0x7f800000u | (uint32_t)(i & 2) << 20;
     check_stats_all(&rep, FPK_DTYPE_F32, x, n);
