@@ -645,6 +645,52 @@ TARGET_AVX2 static inline __attribute__((always_inline)) size_t pack8(__m256i v,
     return (size_t)__builtin_popcount(keep);
 }
 
+/* The largest and the least of the 8 lanes of V. */
+TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t max8_epu32(__m256i v)
+{
+    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4e));
+    return (uint32_t)_mm_cvtsi128_si32(_mm_max_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t min8_epu32(__m256i v)
+{
+    __m128i m = _mm_min_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_min_epu32(m, _mm_shuffle_epi32(m, 0x4e));
+    return (uint32_t)_mm_cvtsi128_si32(_mm_min_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+/* Stores the nonzero magnitudes of the N float32 elements at X at DST,
+ * in order (DST has room for 8 more), and returns how many; widens
+ * [*LEAST, *TOP] to take in each of them.  Prefetches ahead of X every 16
+ * elements. */
+TARGET_AVX2 static inline __attribute__((always_inline)) size_t
+pack_nonzero(const uint32_t *x, size_t n, uint32_t *dst, uint32_t *least, uint32_t *top)
+{
+    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), zero = _mm256_setzero_si256();
+    __m256i top8 = zero, least8 = _mm256_set1_epi32(-1);
+    size_t m = 0, i = 0;
+    for (; n - i >= 8; i += 8) {
+        if (i % 16 == 0)
+            _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
+        __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i)), mag);
+        __m256i is_zero = _mm256_cmpeq_epi32(a, zero);
+        top8 = _mm256_max_epu32(top8, a);
+        least8 = _mm256_min_epu32(least8, _mm256_or_si256(a, is_zero));
+        m += pack8(a, keep8(is_zero), dst + m);
+    }
+    uint32_t lo = min8_epu32(least8), hi = max8_epu32(top8);
+    for (; i < n; i++) {
+        uint32_t a = x[i] & FPKI_F32_MAG;
+        if (a == 0)
+            continue;
+        dst[m++] = a;
+        lo = a < lo ? a : lo, hi = a > hi ? a : hi;
+    }
+    *least = lo < *least ? lo : *least, *top = hi > *top ? hi : *top;
+    return m;
+}
+
 /* The squared errors of the 16 float32 elements at XT and their results
  * at YT (as fpki_lanes_any adds them: the uncounted ones add zeros) into
  * the lanes SX and SE, four to a vector. */
@@ -732,21 +778,6 @@ TARGET_AVX2 unsigned fpki_lanes_avx2(const float *x, const float *y, size_t n, u
             _mm256_storeu_pd(e2 + 4 * k, se[k]);
     }
     return (unsigned)left;
-}
-
-/* The largest and the least of the 8 lanes of V. */
-TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t max8_epu32(__m256i v)
-{
-    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0x4e));
-    return (uint32_t)_mm_cvtsi128_si32(_mm_max_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
-}
-
-TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t min8_epu32(__m256i v)
-{
-    __m128i m = _mm_min_epu32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    m = _mm_min_epu32(m, _mm_shuffle_epi32(m, 0x4e));
-    return (uint32_t)_mm_cvtsi128_si32(_mm_min_epu32(m, _mm_shuffle_epi32(m, 0xb1)));
 }
 
 /* ACC->below[KEY[q]] += how many of the M magnitudes at V (padded with
@@ -919,7 +950,6 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
      * magnitudes and a vector of padding. */
     uint32_t nz[EH8_GROUP + FPKI_SBLOCK + 8] __attribute__((aligned(32)));
     size_t left = 0;
-    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), zero = _mm256_setzero_si256();
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0, i = 0;
         uint32_t *bz = nz + left; /* the block's */
@@ -928,30 +958,10 @@ TARGET_AVX2 void fpki_stats_avx2(const fpki_skeys *keys, const uint32_t *x, size
          * a piece in nine) are looked for in their pieces only. */
         uint32_t piece_top[EH8_PIECES], piece_least[EH8_PIECES];
         size_t piece_at[EH8_PIECES + 1], np = 0;
-        while (i < len) {
-            size_t end = len - i < EH8_PIECE ? len : i + EH8_PIECE;
-            __m256i top = zero, least = _mm256_set1_epi32(-1);
-            piece_at[np] = m;
-            for (; end - i >= 8; i += 8) {
-                if (i % 16 == 0)
-                    _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
-                __m256i a =
-                    _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
-                __m256i is_zero = _mm256_cmpeq_epi32(a, zero);
-                top = _mm256_max_epu32(top, a);
-                least = _mm256_min_epu32(least, _mm256_or_si256(a, is_zero));
-                m += pack8(a, keep8(is_zero), bz + m);
-            }
-            piece_top[np] = max8_epu32(top), piece_least[np] = min8_epu32(least);
-            for (; i < end; i++) {
-                uint32_t a = x[i0 + i] & FPKI_F32_MAG;
-                if (a == 0)
-                    continue;
-                bz[m++] = a;
-                piece_top[np] = a > piece_top[np] ? a : piece_top[np];
-                piece_least[np] = a < piece_least[np] ? a : piece_least[np];
-            }
-            np++;
+        for (; i < len; i += EH8_PIECE, np++) {
+            piece_at[np] = m, piece_top[np] = 0, piece_least[np] = UINT32_MAX;
+            m += pack_nonzero(x + i0 + i, len - i < EH8_PIECE ? len - i : EH8_PIECE, bz + m,
+                              &piece_least[np], &piece_top[np]);
         }
         piece_at[np] = m;
         uint32_t block_top = 0, block_least = UINT32_MAX;
@@ -1046,6 +1056,22 @@ TARGET_AVX2 static void sq16_any(const fpki_conv *p, const uint32_t *a, bool wan
     sq16_avx2((const float *)a, y, want_x2, st->x, st->e);
 }
 
+/* Adds to the lanes *X0, *X1, *E0 and *E1 (as sq8_exact) the squared
+ * errors of the 8 magnitudes A (none above C's max32) rounded by round8,
+ * and their squares if WANT_X2; if TRACK, lowers *LEAST to the least of
+ * them rounded inexactly. */
+TARGET_AVX2 static inline __attribute__((always_inline)) void
+sq8_round(const near8_consts *c, __m256i a, bool want_x2, bool track, __m256i *least,
+          __m256d *x0, __m256d *x1, __m256d *e0, __m256d *e1)
+{
+    __m256i k, q;
+    round8(c, a, &k, &q);
+    if (track) /* exact results read as all ones, above every magnitude */
+        *least = _mm256_min_epu32(*least, _mm256_or_si256(a, _mm256_cmpeq_epi32(q, a)));
+    __m256 af = _mm256_castsi256_ps(a);
+    sq8_exact(af, _mm256_sub_ps(_mm256_castsi256_ps(q), af), want_x2, x0, x1, e0, e1);
+}
+
 /* Adds to *ST P's squared errors (F under MODE, RNE or RTZ, no options)
  * of the M nonzero magnitudes at NZ (aligned; M a multiple of 16, and the
  * M + 16 after them zeros when TAIL, the last call's), and of X2 too if
@@ -1069,16 +1095,10 @@ sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, s
     if (!tail && flagged && top <= c.k.max32) {
         for (size_t r = 0; r < m; r += 16) {
             sq_prefetch(pf);
-            __m256i a0 = _mm256_load_si256((const __m256i *)(nz + r));
-            __m256i a1 = _mm256_load_si256((const __m256i *)(nz + r + 8));
-            __m256i k, q0, q1;
-            round8(&c, a0, &k, &q0);
-            round8(&c, a1, &k, &q1);
-            __m256 af0 = _mm256_castsi256_ps(a0), af1 = _mm256_castsi256_ps(a1);
-            sq8_exact(af0, _mm256_sub_ps(_mm256_castsi256_ps(q0), af0), want_x2, &x0, &x1, &e0,
-                      &e1);
-            sq8_exact(af1, _mm256_sub_ps(_mm256_castsi256_ps(q1), af1), want_x2, &x2, &x3, &e2,
-                      &e3);
+            sq8_round(&c, _mm256_load_si256((const __m256i *)(nz + r)), want_x2, false, &least,
+                      &x0, &x1, &e0, &e1);
+            sq8_round(&c, _mm256_load_si256((const __m256i *)(nz + r + 8)), want_x2, false,
+                      &least, &x2, &x3, &e2, &e3);
         }
         m = 0;
     }
@@ -1096,15 +1116,8 @@ sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, s
             e0 = st->e[0], e1 = st->e[1], e2 = st->e[2], e3 = st->e[3];
             continue;
         }
-        __m256i k, q0, q1;
-        round8(&c, a0, &k, &q0);
-        round8(&c, a1, &k, &q1);
-        /* exact results read as all ones, above every magnitude */
-        least = _mm256_min_epu32(least, _mm256_or_si256(a0, _mm256_cmpeq_epi32(q0, a0)));
-        least = _mm256_min_epu32(least, _mm256_or_si256(a1, _mm256_cmpeq_epi32(q1, a1)));
-        __m256 af0 = _mm256_castsi256_ps(a0), af1 = _mm256_castsi256_ps(a1);
-        sq8_exact(af0, _mm256_sub_ps(_mm256_castsi256_ps(q0), af0), want_x2, &x0, &x1, &e0, &e1);
-        sq8_exact(af1, _mm256_sub_ps(_mm256_castsi256_ps(q1), af1), want_x2, &x2, &x3, &e2, &e3);
+        sq8_round(&c, a0, want_x2, true, &least, &x0, &x1, &e0, &e1);
+        sq8_round(&c, a1, want_x2, true, &least, &x2, &x3, &e2, &e3);
     }
     st->x[0] = x0, st->x[1] = x1, st->x[2] = x2, st->x[3] = x3;
     st->e[0] = e0, st->e[1] = e1, st->e[2] = e2, st->e[3] = e3;
@@ -1155,31 +1168,14 @@ TARGET_AVX2 bool fpki_sqerr_avx2(const fpki_conv *p, int nf, const uint32_t *x, 
         st[j].least = _mm256_set1_epi32(-1);
         st[j].flags = 0;
     }
-    const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG);
     uint32_t nz[SQ_BLOCK + 32] __attribute__((aligned(32)));
     size_t left = 0;
     for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
-        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left, i = 0;
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left;
         uint32_t top = 0, bottom = UINT32_MAX;
         for (size_t k = 0; k < left; k++)
             top = nz[k] > top ? nz[k] : top, bottom = nz[k] < bottom ? nz[k] : bottom;
-        __m256i top8 = _mm256_setzero_si256(), bottom8 = _mm256_set1_epi32(-1);
-        for (; len - i >= 8; i += 8) {
-            if (i % 16 == 0)
-                _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
-            __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i0 + i)), mag);
-            __m256i is_zero = _mm256_cmpeq_epi32(a, _mm256_setzero_si256());
-            top8 = _mm256_max_epi32(top8, a);
-            bottom8 = _mm256_min_epu32(bottom8, _mm256_or_si256(a, is_zero));
-            m += pack8(a, keep8(is_zero), nz + m);
-        }
-        for (; i < len; i++) {
-            uint32_t a = nz[m] = x[i0 + i] & FPKI_F32_MAG;
-            top = a > top ? a : top, bottom = a && a < bottom ? a : bottom;
-            m += a != 0;
-        }
-        top = max8_epu32(top8) > top ? max8_epu32(top8) : top;
-        bottom = min8_epu32(bottom8) < bottom ? min8_epu32(bottom8) : bottom;
+        m += pack_nonzero(x + i0, len, nz + m, &bottom, &top);
         size_t whole = m & ~(size_t)15;
         sq_ahead pf = sq_next_block(x, n, i0);
         for (int j = 0; j < nf; j++)
