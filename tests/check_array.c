@@ -586,12 +586,12 @@ static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int 
  * only in the third: the kernels may look at less once a block has raised
  * the flags, and must not miss what comes later.  The first 8192 are 1.0
  * (exact in every format) or inexact ones in [1, 2) (none tiny, or one
- * tiny), zeros among them so that blocks leave elements to the next; then
- * a tiny one (below every format's least normal), an inexact one,
+ * tiny), the first few zeros so that blocks leave elements to the next;
+ * then a tiny one (below every format's least normal), an inexact one,
  * float32's largest (overflowing or clamped), infinity or NaN, 100
  * elements later or last.  N is not a multiple of 8, so the last is
  * packed after the vectors, and the nonzero elements are a multiple of 16,
- * so it is rounded in a whole group of them. */
+ * so in the call over all N it is rounded in a whole group of them. */
 START_TEST(test_sqerr_late)
 {
     tu_report rep;
