@@ -661,9 +661,9 @@ TARGET_AVX2 static inline __attribute__((always_inline)) uint32_t min8_epu32(__m
 }
 
 /* Stores the nonzero magnitudes of the N float32 elements at X at DST,
- * in order (DST has room for 8 more), and returns how many; widens
- * [*LEAST, *TOP] to take in each of them.  Prefetches ahead of X every 16
- * elements. */
+ * in order (DST has room for N: whole vectors are stored, but none past
+ * the N-th), and returns how many; widens [*LEAST, *TOP] to take in each
+ * of them.  Prefetches ahead of X every 16 elements. */
 TARGET_AVX2 static inline __attribute__((always_inline)) size_t
 pack_nonzero(const uint32_t *x, size_t n, uint32_t *dst, uint32_t *least, uint32_t *top)
 {

@@ -616,8 +616,8 @@ START_TEST(test_sqerr_late)
                 check_sqerr_targets(&rep, x, N, 0, FAST_TARGETS, 1, N);
             }
     free(x);
-    tu_report_line(&rep, "a flag's first cause or an overflow after two blocks: squared errors "
-                         "in %d formats x %d modes",
+    tu_report_line(&rep, "a flag's first cause or an overflow after two blocks or last: "
+                         "squared errors in %d formats x %d modes",
                    FAST_TARGETS, MODE_COUNT);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
