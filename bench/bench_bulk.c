@@ -19,7 +19,8 @@
  *     and /usr/bin/python3 that imports numpy;
  *   - fpgrad end to end on a 1 GiB .npy in the page cache, next to
  *     cat FILE > /dev/null, and its statistics pass alone
- *     (fpk_stats_add_tensor on the same file).
+ *     (fpk_stats_add_tensor on the same file); fpgrad on the same bytes
+ *     read as a raw file too (data at the start of a page).
  * The data: the gradients and activation gradients of the bundled sample
  * dump (tests/data/sample), resampled to 2^26 elements, each taking the
  * sign and exponent of a value drawn at random from them and random
@@ -726,12 +727,16 @@ int main(int argc, char **argv)
     char *fg_argv[] = {argv[1], "--quiet", npy, NULL};
     char *fgn_argv[] = {argv[1], "--quiet", "--no-sqnr", npy, NULL};
     char *fg2_argv[] = {argv[1], "--quiet", "--threads", "2", npy, NULL};
-    double fgn_wall, fgn_cpu, fg2_wall, fg2_cpu;
+    /* the same bytes as a raw file (its 128-byte header as 32 more
+     * elements), whose data starts a page */
+    char *fgr_argv[] = {argv[1], "--quiet", "--dtype", "f32", npy, NULL};
+    double fgn_wall, fgn_cpu, fg2_wall, fg2_cpu, fgr_wall, fgr_cpu;
     best_of(cat_argv, &cat_wall, &cat_cpu); /* the first run fills the page cache */
     best_of(cat_argv, &cat_wall, &cat_cpu);
     best_of(fg_argv, &fg_wall, &fg_cpu);
     best_of(fgn_argv, &fgn_wall, &fgn_cpu);
     best_of(fg2_argv, &fg2_wall, &fg2_cpu);
+    best_of(fgr_argv, &fgr_wall, &fgr_cpu);
     double st_wall, st_cpu;
     time_tensor_stats(npy, &st_wall, &st_cpu);
     size_t bytes = N * FILE_REPEATS * 4;
@@ -748,6 +753,9 @@ int main(int argc, char **argv)
     printf("  fpgrad --quiet --threads 2: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall"
            " time\n",
            fg2_wall, fg2_cpu, (double)bytes / fg2_wall / 1e9, fg2_wall / cat_wall);
+    printf("  fpgrad --quiet, read as raw --dtype f32: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx"
+           " cat's wall time\n",
+           fgr_wall, fgr_cpu, (double)bytes / fgr_wall / 1e9, fgr_wall / cat_wall);
     unlink(npy);
     rmdir(path);
     free(data);

@@ -422,7 +422,7 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
     {
         fenv_t env;
         fpki_fp_default(&env);
-        unsigned char *raw = malloc(FPKI_PIECE * size);
+        unsigned char *raw = fpki_io_alloc(FPKI_PIECE * size);
         part *mine = calloc((size_t)ns, sizeof *mine);
         fpk_error e;
         int my_rc = raw && mine ? FPK_OK : fpki_dump_error(&e, FPK_ENOMEM, d, "out of memory");

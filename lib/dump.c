@@ -63,6 +63,14 @@ int fpki_errno_error(fpk_error *err, const char *path, const char *what, int err
     return fpki_path_error(err, FPK_EIO, path, "%s: %s", what, text);
 }
 
+void *fpki_io_alloc(size_t bytes)
+{
+    if (bytes > SIZE_MAX - FPKI_IO_ALIGN)
+        return NULL;
+    size_t round = (bytes + FPKI_IO_ALIGN - 1) / FPKI_IO_ALIGN * FPKI_IO_ALIGN;
+    return aligned_alloc(FPKI_IO_ALIGN, round ? round : FPKI_IO_ALIGN);
+}
+
 int fpki_dump_pread(const fpk_dump *d, void *buf, size_t n, uint64_t offset, const char *what,
                     fpk_error *err)
 {
@@ -535,7 +543,7 @@ int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, 
     uint64_t offset = t->offset + first * size, end = offset + (uint64_t)n * size;
     uint64_t run_end = offset; /* where the current data or hole run ends */
     bool data = true;
-    unsigned char buf[FPKI_READ_CHUNK];
+    unsigned char buf[FPKI_READ_CHUNK] __attribute__((aligned(FPKI_IO_ALIGN)));
     while (n > 0) {
         if (offset >= run_end)
             run_end = extent_at(d, offset, end, &data);

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -193,6 +194,19 @@ void *cli_xcalloc(size_t n, size_t size)
     if (!p)
         cli_die(CLI_EXIT_INTERNAL, "out of memory");
     return p;
+}
+
+void *cli_xcalloc_pages(size_t n, size_t size)
+{
+    const size_t page = 4096;
+    if (size && n > (SIZE_MAX - page) / size)
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    size_t round = (n * size + page - 1) / page * page;
+    round = round ? round : page;
+    void *p = aligned_alloc(page, round);
+    if (!p)
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    return memset(p, 0, round);
 }
 
 long long cli_parse_int(const char *opt, const char *s, long long min, long long max)

@@ -312,7 +312,7 @@ static share *shares_new(pool *p, fpk_dump *d, size_t i, int nt)
         sh[k].q.sr_base = p->run->rows[i].sr_base;
         sh[k].sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *sh[k].sums);
         sh[k].x = cli_xcalloc(piece, sizeof *sh[k].x);
-        sh[k].x32 = cli_xcalloc(piece, sizeof *sh[k].x32);
+        sh[k].x32 = cli_xcalloc_pages(piece, sizeof *sh[k].x32);
         sh[k].y = cli_xcalloc(piece, sizeof *sh[k].y);
     }
     return sh;
@@ -388,7 +388,7 @@ static void chunk_share(share *r)
 static void *read_once_share(void *arg)
 {
     share *r = arg;
-    float *buf = cli_xcalloc(at_most(r->d, r->tensor, ONCE + PIECE), sizeof *buf);
+    float *buf = cli_xcalloc_pages(at_most(r->d, r->tensor, ONCE + PIECE), sizeof *buf);
     size_t *cut = cli_xcalloc(ONCE / FPK_MX_BLOCK + 2, sizeof *cut);
     grad_quant walk = r->q;
     for (int chunk = 0; r->ok && walk.left; chunk++) {
