@@ -17,8 +17,8 @@ loss_scale, fpkit_dump (the layout's version) and torch (its version).
 
 Only the standard library and torch are needed: the files are written here,
 not by the safetensors package.  Each file is written to a temporary name in
-the output directory and renamed into place, so a reader never sees half a
-file.  Use:
+the output directory, put on the disk and renamed into place, so a reader
+never sees half a file, after a crash too.  Use:
 
     dumper = FpkitDumper(model, "dumps", every=100)
     for step, (x, y) in enumerate(loader):
@@ -121,7 +121,8 @@ def write_safetensors(path, tensors, metadata=None):
     unique and not "__metadata__"; dtypes must be floating point ones
     safetensors names (F64 F32 F16 BF16, and F8_E4M3 F8_E5M2 where torch
     has them).  PATH is written through a temporary file in its directory
-    that is renamed into place, so it appears complete or not at all.
+    that is put on the disk and renamed into place, so it appears complete
+    or not at all, after a crash too.
     """
     metadata = dict(metadata or {})
     for k, v in metadata.items():
@@ -155,19 +156,12 @@ def write_safetensors(path, tensors, metadata=None):
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)
 
-    directory, base = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(directory, ".%s.%d.%s.tmp" % (base, os.getpid(), os.urandom(4).hex()))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(len(text).to_bytes(8, "little"))
-            f.write(text)
-            for _, _, _, t in prepared:
-                f.write(_little_endian_bytes(t))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    def write(f):
+        f.write(len(text).to_bytes(8, "little"))
+        f.write(text)
+        for _, _, _, t in prepared:
+            f.write(_little_endian_bytes(t))
+    _replace_file(path, write)
 
 
 def _number_text(x):
@@ -233,19 +227,31 @@ def device_stats(t, formats="fp16,bf16,e4m3,e5m2", scale=1.0, round="rne", ftz=F
         lib.fpk_cuda_free(text)
 
 
-def _replace_file(path, data):
-    """Writes the bytes DATA to PATH through a temporary file in its
-    directory that is renamed into place."""
+def _replace_file(path, write):
+    """Calls WRITE(f) on a new temporary file in PATH's directory, puts the
+    file on the disk (fsync) and renames it into place, then syncs the
+    directory: PATH appears complete or not at all, after a crash of the
+    machine too (a rename without the fsync before it can leave an empty
+    file under PATH after a crash)."""
     directory, base = os.path.split(os.path.abspath(path))
     tmp = os.path.join(directory, ".%s.%d.%s.tmp" % (base, os.getpid(), os.urandom(4).hex()))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass  # a file system that cannot sync a directory: the rename stands
+    finally:
+        os.close(dfd)
 
 
 class FpkitDumper:
@@ -453,7 +459,8 @@ class FpkitDumper:
             line.update(st)
             lines.append(json.dumps(line, separators=(",", ":")) + "\n")
         path = os.path.join(self.outdir, "step-%06d.jsonl" % record["step"])
-        _replace_file(path, "".join(lines).encode("utf-8"))
+        data = "".join(lines).encode("utf-8")
+        _replace_file(path, lambda f: f.write(data))
         return path
 
     def close(self):
