@@ -79,8 +79,9 @@ char *cli_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * when memory runs out. */
 void *cli_xcalloc(size_t n, size_t size);
 
-/* cli_xcalloc(N, SIZE) aligned to a page: for buffers that tensor data
- * is read into (fpkit.h, fpk_dump_read_raw). */
+/* Zeroed memory for N elements of SIZE bytes, aligned to a page and
+ * rounded up to whole pages (one when N is 0), or an exit with status 3:
+ * for buffers that tensor data is read into (fpkit.h, fpk_dump_read_raw). */
 void *cli_xcalloc_pages(size_t n, size_t size);
 
 /* The value S of option OPT as a decimal integer in [MIN, MAX] (digits,

@@ -60,6 +60,7 @@ steps and dump them (with --device-stats, on the GPU, as statistics).
 import argparse
 import ctypes
 import ctypes.util
+import errno
 import json
 import math
 import os
@@ -245,11 +246,16 @@ def _replace_file(path, write):
     except BaseException:
         os.unlink(tmp)
         raise
-    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # a system that cannot open a directory (Windows): the rename stands
     try:
         os.fsync(dfd)
-    except OSError:
-        pass  # a file system that cannot sync a directory: the rename stands
+    except OSError as e:
+        # a file system that cannot sync a directory: the rename stands
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
     finally:
         os.close(dfd)
 
