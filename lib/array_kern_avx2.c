@@ -106,6 +106,7 @@ typedef struct near8_consts {
     __m256i mag, inf, low, high, half, one, rebias, min_normal, tiny, maxf_up, max32, quiet;
     __m256i of_val, inf_val, nan_val, d0_exp, rebias_c;
     __m256i man, hidden, sub_dd, rebias32, d0v, tiny_away, min_sub32, max_val;
+    __m256 sub_scale;
     /* SR: the seed, and the shift to the random bits used */
     __m256i seed_mix;
     __m128i sr_shift;
@@ -141,6 +142,7 @@ near8_setup(const fpk_format *f, fpk_round mode, bool quant, const fpki_conv *p)
     c.tiny_away = _mm256_set1_epi32((int)k.tiny_away);
     c.min_sub32 = _mm256_set1_epi32((int)k.min_sub32);
     c.max_val = _mm256_set1_epi32((int)k.max_val);
+    c.sub_scale = _mm256_castsi256_ps(_mm256_set1_epi32((int)k.sub_scale));
     c.seed_mix = _mm256_set1_epi64x((long long)(k.sr ? p->seed_mix : 0));
     c.sr_shift = _mm_cvtsi32_si128(k.sr ? p->sr_shift : 0);
     return c;
@@ -177,16 +179,19 @@ int8_operands(const near8_consts *c, __m256i a, __m256i *dd, __m256i *v, __m256i
  * magnitudes, *Q their values as float32 (both right where A is at most
  * max32; *K above max finite, unsigned, where A rounds above it): as
  * near_round, but for RTZ where F has exponents below float32's, which
- * truncates in the integers (no bits are left where more than 23 go). */
+ * truncates normals by a mask and subnormals (of F) by float32's
+ * truncating conversion of A over F's least subnormal, both exact (the
+ * quotient is below 2^man_bits; a power of two scales it). */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
 round8(const near8_consts *c, __m256i a, __m256i *k, __m256i *q)
 {
     if (c->k.subs && !c->k.rne) {
-        __m256i dd, v, sig;
-        int8_operands(c, a, &dd, &v, &sig);
-        *k = _mm256_srlv_epi32(v, dd);
-        *q = _mm256_andnot_si256(_mm256_cmpgt_epi32(dd, _mm256_set1_epi32(23)),
-                                 _mm256_sllv_epi32(_mm256_srlv_epi32(a, dd), dd));
+        __m256i sub = _mm256_cmpgt_epi32(c->min_normal, a);
+        __m256i ks = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_castsi256_ps(a), c->sub_scale));
+        __m256 qs = _mm256_mul_ps(_mm256_cvtepi32_ps(ks), _mm256_castsi256_ps(c->min_sub32));
+        *k = _mm256_blendv_epi8(
+            _mm256_sub_epi32(_mm256_srli_epi32(a, (unsigned)c->k.d0), c->rebias), ks, sub);
+        *q = _mm256_blendv_epi8(_mm256_and_si256(a, c->high), _mm256_castps_si256(qs), sub);
         return;
     }
     if (c->k.subs) {
