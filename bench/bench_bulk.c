@@ -259,6 +259,25 @@ static double time_array(const fpk_format *f, fpk_round mode, kind k, void *out,
     return best;
 }
 
+/* fpk_array_convert of the data into F under RNE in calls of CALL
+ * elements each (a row or a scaling block at a time), on one thread: what
+ * a call costs beyond its elements. */
+static double time_calls(const fpk_format *f, size_t call, void *out)
+{
+    double best = 1e30;
+    size_t size = fpk_array_size(f);
+    for (int r = 0; r < REPS; r++) {
+        fpk_ctx c = fpk_ctx_default();
+        double t0 = cpu_now();
+        for (size_t i = 0; i < N; i += call)
+            fpk_array_convert(f, (uint8_t *)out + size * i, FPK_DTYPE_F32, data + i, call, &c, 1);
+        double t = cpu_now() - t0;
+        sink += c.flags + ((uint8_t *)out)[N / 3];
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
 /* The squared errors of fake quantisation into F (an SQNR's sums): in one
  * pass (fpk_array_quantize_sqerr), or quantised a piece at a time into a
  * buffer and read back (fpk_array_quantize, fpk_array_sqerr), the two
@@ -687,6 +706,15 @@ int main(int argc, char **argv)
     }
     row("f32->fp16 rne, 2 threads (wall)", time_array(&fpk_fp16, FPK_RNE, CONVERT, out, 2), N,
         "");
+    double whole = time_array(&fpk_e4m3, FPK_RNE, CONVERT, out, 1);
+    for (size_t call = 32; call <= 4096; call *= 8) {
+        double t = time_calls(&fpk_e4m3, call, out);
+        char what[64], extra[64];
+        snprintf(what, sizeof what, "f32->e4m3 rne, calls of %zu", call);
+        snprintf(extra, sizeof extra, "%6.0f ns a call more than one call",
+                 (t - whole) / (double)(N / call) * 1e9);
+        row(what, t, N, extra);
+    }
     free(out);
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t += 3) {
         double one = time_sqerr(targets[t], true), two = time_sqerr(targets[t], false);

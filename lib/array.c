@@ -14,6 +14,10 @@
  * pass where a kernel can, else quantised a part at a time and summed. */
 #include "array-kern.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* Outputs at least this large are written with non-temporal stores: they
  * cannot stay in the cache, and would only evict what can. */
 #define STREAM_BYTES ((size_t)8 << 20)
@@ -30,6 +34,19 @@ int fpki_threads(int threads, size_t n)
     (void)n;
     return 1;
 #endif
+}
+
+void fpki_parallel(int nt, void (*body)(void *arg, int t, int nt), void *arg)
+{
+#ifdef _OPENMP
+    if (nt > 1) {
+        FPKI_OMP(omp parallel num_threads(nt))
+        body(arg, omp_get_thread_num(), omp_get_num_threads());
+        return;
+    }
+#endif
+    (void)nt;
+    body(arg, 0, 1);
 }
 
 size_t fpk_array_size(const fpk_format *f)
@@ -131,30 +148,46 @@ static unsigned convert_fast(const fpki_conv *p, fpki_isa isa, void *z, fpk_dtyp
     return flags;
 }
 
+/* A conversion that threads share by pieces. */
+typedef struct conv_job {
+    const fpk_format *f;
+    bool quant, fast, stream;
+    fpki_conv p;
+    fpki_isa isa;
+    void *z;
+    fpk_dtype from;
+    const void *x;
+    size_t n, pieces;
+    const fpk_ctx *c;
+    unsigned flags; /* every thread's, ORed */
+} conv_job;
+
+static void convert_pieces(void *arg, int t, int nt)
+{
+    conv_job *j = arg;
+    fpki_fpenv env;
+    fpki_fp_default(&env);
+    unsigned flags = 0;
+    for (size_t k = fpki_share(j->pieces, t, nt); k < fpki_share(j->pieces, t + 1, nt); k++) {
+        size_t first = k * FPKI_PIECE, len = j->n - first < FPKI_PIECE ? j->n - first : FPKI_PIECE;
+        flags |= j->fast ? convert_fast(&j->p, j->isa, j->z, j->from, j->x, first, len,
+                                        j->c->sr_counter, j->stream)
+                         : convert_scalar(j->f, j->quant, j->z, j->from, j->x, first, len, j->c);
+    }
+    FPKI_OMP(omp atomic)
+    j->flags |= flags;
+    fpki_fp_restore(&env);
+}
+
 static void convert(const fpk_format *f, bool quant, void *z, fpk_dtype from, const void *x,
                     size_t n, fpk_ctx *c, int threads)
 {
-    fpki_conv p;
-    bool fast = plan(&p, f, quant, from, c);
-    fpki_isa isa = fpki_isa_best();
-    bool stream = n * p.out_size >= STREAM_BYTES;
-    size_t pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE;
-    unsigned flags = 0;
-    int nt = fpki_threads(threads, n);
-    (void)nt;
-    FPKI_OMP(omp parallel num_threads(nt) reduction(| : flags))
-    {
-        fenv_t env;
-        fpki_fp_default(&env);
-        FPKI_OMP(omp for schedule(static))
-        for (size_t k = 0; k < pieces; k++) {
-            size_t first = k * FPKI_PIECE, len = n - first < FPKI_PIECE ? n - first : FPKI_PIECE;
-            flags |= fast ? convert_fast(&p, isa, z, from, x, first, len, c->sr_counter, stream)
-                          : convert_scalar(f, quant, z, from, x, first, len, c);
-        }
-        fesetenv(&env);
-    }
-    c->flags |= flags;
+    conv_job j = {.f = f, .quant = quant, .isa = fpki_isa_best(), .z = z, .from = from, .x = x,
+                  .n = n, .pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE, .c = c};
+    j.fast = plan(&j.p, f, quant, from, c);
+    j.stream = n * j.p.out_size >= STREAM_BYTES;
+    fpki_parallel(fpki_threads(threads, n), convert_pieces, &j);
+    c->flags |= j.flags;
     if (c->round == FPK_SR)
         c->sr_counter += n;
 }
@@ -182,10 +215,10 @@ bool fpk_array_quantize(const fpk_format *f, float *z, fpk_dtype from, const voi
 
 void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, double *e2)
 {
-    fenv_t env;
+    fpki_fpenv env;
     fpki_fp_default(&env);
     fpki_lanes_fns[fpki_isa_best()](x, y, n, 0, x2, y ? e2 : NULL);
-    fesetenv(&env);
+    fpki_fp_restore(&env);
 }
 
 /* Elements quantised at once where no kernel sums as it rounds (the
@@ -213,7 +246,7 @@ bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const 
         if (!quantizable(f[j]))
             return false;
     fpki_isa isa = fpki_isa_best();
-    fenv_t env;
+    fpki_fpenv env;
     fpki_fp_default(&env);
     for (int j0 = 0; j0 < nf; j0 += FPKI_SQ_FORMATS) {
         int k = nf - j0 < FPKI_SQ_FORMATS ? nf - j0 : FPKI_SQ_FORMATS;
@@ -232,7 +265,7 @@ bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const 
             sqerr_parts(f[j0 + j], x, n, &c[j0 + j], j ? NULL : gx2,
                         ge2 ? ge2 + FPK_LANES * j : NULL, isa);
     }
-    fesetenv(&env);
+    fpki_fp_restore(&env);
     return true;
 }
 

@@ -328,6 +328,34 @@ static void add_scalar(fpk_stats *s, fpk_dtype t, const void *x, size_t n)
     }
 }
 
+/* fpk_stats_add_array's pieces, which threads share. */
+typedef struct array_job {
+    const plan *p;
+    fpki_isa isa;
+    fpk_dtype t;
+    const void *x;
+    size_t n, pieces;
+    part *total; /* every thread's, merged */
+} array_job;
+
+static void add_array_pieces(void *arg, int t, int nt)
+{
+    const array_job *j = arg;
+    fpki_fpenv env;
+    fpki_fp_default(&env);
+    part mine;
+    memset(&mine, 0, sizeof mine);
+    size_t size = fpk_dtype_size(j->t);
+    for (size_t k = fpki_share(j->pieces, t, nt); k < fpki_share(j->pieces, t + 1, nt); k++) {
+        size_t first = k * FPKI_PIECE, m = j->n - first < FPKI_PIECE ? j->n - first : FPKI_PIECE;
+        add_elements(j->p, 1, j->isa, j->t, (const uint8_t *)j->x + size * first, m, first,
+                     &mine);
+    }
+    FPKI_OMP(omp critical(fpki_merge))
+    merge_part(j->total, &mine, j->p->s->nformats, j->p->keys.n);
+    fpki_fp_restore(&env);
+}
+
 void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int threads)
 {
     if (t == FPK_DTYPE_F64 || n < SMALL) {
@@ -336,27 +364,11 @@ void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int
     }
     plan p;
     make_plan(&p, s);
-    fpki_isa isa = fpki_isa_best();
-    size_t size = fpk_dtype_size(t), pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE;
     part total;
     memset(&total, 0, sizeof total);
-    int nt = fpki_threads(threads, n);
-    (void)nt;
-    FPKI_OMP(omp parallel num_threads(nt))
-    {
-        fenv_t env;
-        fpki_fp_default(&env);
-        part mine;
-        memset(&mine, 0, sizeof mine);
-        FPKI_OMP(omp for schedule(static))
-        for (size_t k = 0; k < pieces; k++) {
-            size_t first = k * FPKI_PIECE, m = n - first < FPKI_PIECE ? n - first : FPKI_PIECE;
-            add_elements(&p, 1, isa, t, (const uint8_t *)x + size * first, m, first, &mine);
-        }
-        FPKI_OMP(omp critical)
-        merge_part(&total, &mine, s->nformats, p.keys.n);
-        fesetenv(&env);
-    }
+    array_job j = {.p = &p, .isa = fpki_isa_best(), .t = t, .x = x, .n = n,
+                   .pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE, .total = &total};
+    fpki_parallel(fpki_threads(threads, n), add_array_pieces, &j);
     commit(&p, &total, n);
 }
 
@@ -383,6 +395,56 @@ static int add_tensor_scalar(fpk_stats *s, int ns, fpk_dump *d, size_t t, uint64
     free(buf);
     free(copy);
     return rc;
+}
+
+/* fpk_stats_add_tensor's pieces, which threads share, each reading its
+ * own. */
+typedef struct tensor_job {
+    const plan *plans;
+    int ns;
+    const fpk_stats *s;
+    fpki_isa isa;
+    fpk_dump *d;
+    size_t i;
+    fpk_dtype dtype;
+    uint64_t first, n, pieces;
+    part *total; /* every thread's, merged, if all read well */
+    int rc;      /* the first failure's, with its message in *ERR */
+    fpk_error *err;
+} tensor_job;
+
+static void add_tensor_pieces(void *arg, int t, int nt)
+{
+    tensor_job *j = arg;
+    fpki_fpenv env;
+    fpki_fp_default(&env);
+    size_t size = fpk_dtype_size(j->dtype);
+    unsigned char *raw = fpki_io_alloc(FPKI_PIECE * size);
+    part *mine = calloc((size_t)j->ns, sizeof *mine);
+    fpk_error e;
+    int my_rc = raw && mine ? FPK_OK : fpki_dump_error(&e, FPK_ENOMEM, j->d, "out of memory");
+    for (uint64_t k = fpki_share(j->pieces, t, nt); k < fpki_share(j->pieces, t + 1, nt); k++) {
+        uint64_t at = k * FPKI_PIECE;
+        size_t m = j->n - at < FPKI_PIECE ? (size_t)(j->n - at) : FPKI_PIECE;
+        if (my_rc == FPK_OK)
+            my_rc = fpk_dump_read_raw(j->d, j->i, j->first + at, m, raw, &e);
+        if (my_rc != FPK_OK)
+            continue;
+        add_elements(j->plans, j->ns, j->isa, j->dtype, raw, m, at, mine);
+    }
+    FPKI_OMP(omp critical(fpki_merge))
+    {
+        if (my_rc != FPK_OK && j->rc == FPK_OK) {
+            j->rc = my_rc;
+            if (j->err)
+                *j->err = e;
+        }
+        for (int k = 0; my_rc == FPK_OK && k < j->ns; k++)
+            merge_part(&j->total[k], &mine[k], j->s[k].nformats, j->plans[k].keys.n);
+    }
+    free(mine);
+    free(raw);
+    fpki_fp_restore(&env);
 }
 
 int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t first,
@@ -413,43 +475,13 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
     }
     for (int k = 0; k < ns; k++)
         make_plan(&plans[k], &s[k]);
-    fpki_isa isa = fpki_isa_best();
-    size_t size = fpk_dtype_size(t->dtype);
-    uint64_t pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE;
-    int nt = fpki_threads(threads, n < SIZE_MAX ? (size_t)n : SIZE_MAX);
-    (void)nt;
-    FPKI_OMP(omp parallel num_threads(nt))
-    {
-        fenv_t env;
-        fpki_fp_default(&env);
-        unsigned char *raw = fpki_io_alloc(FPKI_PIECE * size);
-        part *mine = calloc((size_t)ns, sizeof *mine);
-        fpk_error e;
-        int my_rc = raw && mine ? FPK_OK : fpki_dump_error(&e, FPK_ENOMEM, d, "out of memory");
-        FPKI_OMP(omp for schedule(static))
-        for (uint64_t k = 0; k < pieces; k++) {
-            uint64_t at = k * FPKI_PIECE;
-            size_t m = n - at < FPKI_PIECE ? (size_t)(n - at) : FPKI_PIECE;
-            if (my_rc == FPK_OK)
-                my_rc = fpk_dump_read_raw(d, i, first + at, m, raw, &e);
-            if (my_rc != FPK_OK)
-                continue;
-            add_elements(plans, ns, isa, t->dtype, raw, m, at, mine);
-        }
-        FPKI_OMP(omp critical)
-        {
-            if (my_rc != FPK_OK && rc == FPK_OK) {
-                rc = my_rc;
-                if (err)
-                    *err = e;
-            }
-            for (int k = 0; my_rc == FPK_OK && k < ns; k++)
-                merge_part(&total[k], &mine[k], s[k].nformats, plans[k].keys.n);
-        }
-        free(mine);
-        free(raw);
-        fesetenv(&env);
-    }
+    tensor_job j = {.plans = plans, .ns = ns, .s = s, .isa = fpki_isa_best(), .d = d, .i = i,
+                    .dtype = t->dtype, .first = first, .n = n,
+                    .pieces = (n + FPKI_PIECE - 1) / FPKI_PIECE, .total = total, .rc = FPK_OK,
+                    .err = err};
+    fpki_parallel(fpki_threads(threads, n < SIZE_MAX ? (size_t)n : SIZE_MAX), add_tensor_pieces,
+                  &j);
+    rc = j.rc;
     for (int k = 0; rc == FPK_OK && k < ns; k++)
         commit(&plans[k], &total[k], n);
     free(total);

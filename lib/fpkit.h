@@ -460,8 +460,9 @@ int fpk_stats_from_json(fpk_stats *s, const char *json, fpk_error *err);
  * Fast paths run vector code chosen at each call for the CPU it runs on
  * (fpk_array_isa), whatever the machine that built the library.  THREADS
  * is the most threads a call may use on a large array (OpenMP, when the
- * library was built with it; 1 or less: the calling thread only);
- * results never depend on it. */
+ * library was built with it; 1 or less: the calling thread only, with no
+ * parallel region, so that small calls are cheap); results never depend
+ * on it, nor on whether the caller is a thread of an OpenMP region. */
 
 /* Bytes per encoding of F in an array: the fewest of 1, 2, 4 and 8 that
  * hold F->width bits (e4m3 1, fp16 2, tf32 4, fp64 8). */

@@ -14,8 +14,9 @@
  *   - fpk_array_quantize_sqerr and fpk_array_sqerr against the squared
  *     errors of fpk_convert's results, lane by lane, flags and SR counters
  *     too, also under that MXCSR;
- *   - the same results with 1 and 2 threads, and from an array split into
- *     calls anywhere;
+ *   - the same results with 1 and 2 threads, from an array split into
+ *     calls anywhere, and from calls made by the threads of the caller's
+ *     own OpenMP region;
  *   - with every floating-point exception trapped: no trap, no host flag
  *     left raised, the same results.
  * fpk_convert and fpk_stats_add are themselves checked against MPFR
@@ -944,6 +945,84 @@ START_TEST(test_threads)
 }
 END_TEST
 
+#ifdef _OPENMP
+/* The statistics of the N float32 at X into fp16 and e4m3, as JSON. */
+static char *stats_json(const uint32_t *x, size_t n, int threads)
+{
+    static const fpk_format *const fmts[] = {&fpk_fp16, &fpk_e4m3};
+    fpk_stats s;
+    fpk_ctx c = fpk_ctx_default();
+    fpk_stats_init(&s, fmts, 2, 1, &c);
+    fpk_stats_add_array(&s, FPK_DTYPE_F32, x, n, threads);
+    return fpk_stats_to_json(&s);
+}
+
+/* Calls made from the threads of the caller's own OpenMP region, each on
+ * its own array, with 1 thread and 2 (nested), and from inside the
+ * caller's critical section: the results of the same calls made alone.  A
+ * call's threads must not share its work with the caller's, nor wait on
+ * the caller's lock. */
+START_TEST(test_callers_threads)
+{
+    enum { CALLERS = 3 };
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    tu_rng rng;
+    tu_rng_init(&rng, seed + 9);
+    size_t n = 3 * 65536 + 333;
+    uint32_t *x[CALLERS];
+    uint8_t *want[CALLERS];
+    unsigned want_flags[CALLERS];
+    char *want_stats[CALLERS];
+    for (int k = 0; k < CALLERS; k++) {
+        x[k] = random_f32(&rng, &fpk_e4m3, n);
+        want[k] = xmalloc(n);
+        fpk_ctx c = fpk_ctx_default();
+        fpk_array_convert(&fpk_e4m3, want[k], FPK_DTYPE_F32, x[k], n, &c, 1);
+        want_flags[k] = c.flags;
+        want_stats[k] = stats_json(x[k], n, 1);
+    }
+    bool same[2][CALLERS];
+    for (int threads = 1; threads <= 2; threads++) {
+#pragma omp parallel num_threads(CALLERS)
+        {
+#pragma omp for schedule(static, 1)
+            for (int k = 0; k < CALLERS; k++) {
+                uint8_t *z = xmalloc(n);
+                fpk_ctx c = fpk_ctx_default();
+                fpk_array_convert(&fpk_e4m3, z, FPK_DTYPE_F32, x[k], n, &c, threads);
+                char *st = stats_json(x[k], n, threads), *held;
+#pragma omp critical
+                held = stats_json(x[k], n, threads); /* inside the caller's critical section */
+                same[threads - 1][k] = memcmp(z, want[k], n) == 0 && c.flags == want_flags[k] &&
+                                       strcmp(st, want_stats[k]) == 0 &&
+                                       strcmp(held, want_stats[k]) == 0;
+                free(held);
+                free(st);
+                free(z);
+            }
+        }
+    }
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < CALLERS; k++) {
+            if (same[t][k])
+                rep.cases++, rep.total_cases++;
+            else
+                tu_fail(&rep, "caller's thread %d, %d thread(s) a call: not the results alone",
+                        k, t + 1);
+        }
+    for (int k = 0; k < CALLERS; k++) {
+        free(x[k]);
+        free(want[k]);
+        free(want_stats[k]);
+    }
+    tu_report_line(&rep, "calls from %d threads of the caller's own, %zu elements each",
+                   CALLERS, n);
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+#endif
+
 /* Outputs of 8 MiB and more are written a line at a time with
  * non-temporal stores after a head up to the first line: the same bits,
  * flags and counter as the same array converted in calls too small for
@@ -1301,6 +1380,9 @@ static Suite *array_suite(void)
     tcase_add_test(tc, test_mxcsr);
     tcase_add_test(tc, test_traps);
     tcase_add_test(tc, test_threads);
+#ifdef _OPENMP
+    tcase_add_test(tc, test_callers_threads);
+#endif
     tcase_add_test(tc, test_streaming);
     tcase_add_test(tc, test_stats);
     tcase_add_test(tc, test_stats_tensor);
