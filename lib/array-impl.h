@@ -164,8 +164,8 @@ static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
  * back, flags included.  fpki_fp_default saves it into *SAVED and sets the
  * default; fpki_fp_restore(SAVED) restores it.  On x86-64 the library's
  * floating-point code is all SSE and AVX (no long double, no x87), which
- * MXCSR alone governs: two ldmxcsr instead of fegetenv and two fesetenv,
- * which cost a few hundred nanoseconds a call. */
+ * MXCSR alone governs: stmxcsr and two ldmxcsr instead of fegetenv and
+ * two fesetenv, which cost a few hundred nanoseconds a call. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 typedef unsigned fpki_fpenv;
 #define FPKI_MXCSR_DEFAULT 0x1f80u /* every exception masked, to nearest */
@@ -209,7 +209,7 @@ static inline void fpki_fp_restore(const fpki_fpenv *saved)
 int fpki_threads(int threads, size_t n);
 
 /* Runs BODY(ARG, T, NT') for T < NT' on the NT' threads of an OpenMP
- * parallel region of NT (NT' < NT where OpenMP gives fewer), or BODY(ARG,
+ * parallel region of NT (NT' <= NT: OpenMP may give fewer), or BODY(ARG,
  * 0, 1) on the calling thread alone for NT = 1: starting a region, even of
  * one thread, costs about a microsecond, most of a small call.  BODY takes
  * the T-th of NT' shares of its work (fpki_share) and guards what it

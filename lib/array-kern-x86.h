@@ -110,9 +110,9 @@ typedef struct near_scalars {
     uint32_t of_val, inf_val, nan_val; /* overflows', infinities' and NaNs' results, less signs */
     uint32_t sign_bit;                 /* the result's sign bit */
     uint32_t d0_exp, rebias_c;         /* d0 in float32's exponent field; C's shifted, less */
-    /* the integer rounding (SR everywhere) */
+    /* the integer rounding (SR everywhere; min_sub32 near8's RTZ too) */
     uint32_t sub_dd, rebias32, tiny_away, min_sub32, max_val;
-    uint32_t sub_scale; /* RTZ in near8: 2^(man_bits - emin), over the least subnormal */
+    uint32_t sub_scale; /* near8's RTZ: 2^(man_bits - emin), over the least subnormal (subs) */
 } near_scalars;
 
 static inline __attribute__((always_inline)) near_scalars
@@ -154,7 +154,7 @@ near_scalars_of(const fpk_format *f, fpk_round mode, bool quant)
     k.tiny_away = min_normal - (1u << (emin - m - 1 - lsb_below)) + 1;
     k.min_sub32 = emin - m >= -126 ? (uint32_t)(emin - m + 127) << 23 : 1u << (emin - m + 149);
     k.max_val = quant ? max32 : maxf;
-    k.sub_scale = (uint32_t)(m - emin + 127) << 23;
+    k.sub_scale = k.subs ? (uint32_t)(m - emin + 127) << 23 : 0;
     return k;
 }
 

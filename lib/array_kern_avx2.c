@@ -96,9 +96,10 @@ f16c_avx2(const fpki_conv *p, const uint32_t *x, void *z, size_t n, bool stream,
  * wide.  Under RNE, formats with float32's exponent range round in the
  * integers, the others by the vector unit (adding C, as near_round does:
  * the kernels run in the default floating-point environment, whose
- * rounding is to nearest even, and DAZ cannot matter); under RTZ and SR
- * those round in the integers as fpki_conv1 does (AVX2 has no rounding
- * mode in the instruction).  A line of 32 bytes of output at a time; the
+ * rounding is to nearest even, and DAZ cannot matter); under SR those
+ * round in the integers as fpki_conv1 does, under RTZ by a mask and a
+ * truncating conversion (AVX2 has no rounding mode in the instruction of
+ * an add).  A line of 32 bytes of output at a time; the
  * flags from running minima, and overflows, infinities and NaNs only in
  * the lines that hold one. */
 typedef struct near8_consts {
@@ -180,8 +181,8 @@ int8_operands(const near8_consts *c, __m256i a, __m256i *dd, __m256i *v, __m256i
  * max32; *K above max finite, unsigned, where A rounds above it): as
  * near_round, but for RTZ where F has exponents below float32's, which
  * truncates normals by a mask and subnormals (of F) by float32's
- * truncating conversion of A over F's least subnormal, both exact (the
- * quotient is below 2^man_bits; a power of two scales it). */
+ * truncating conversion of A over F's least subnormal (the scalings, by
+ * powers of two, are exact; the quotient is below 2^man_bits). */
 TARGET_AVX2 static inline __attribute__((always_inline)) void
 round8(const near8_consts *c, __m256i a, __m256i *k, __m256i *q)
 {

@@ -33,6 +33,9 @@
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "testutil.h"
 
@@ -983,6 +986,8 @@ START_TEST(test_callers_threads)
         want_stats[k] = stats_json(x[k], n, 1);
     }
     bool same[2][CALLERS];
+    int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(2); /* a call's 2 threads a team of their own */
     for (int threads = 1; threads <= 2; threads++) {
 #pragma omp parallel num_threads(CALLERS)
         {
@@ -1003,13 +1008,14 @@ START_TEST(test_callers_threads)
             }
         }
     }
+    omp_set_max_active_levels(levels);
     for (int t = 0; t < 2; t++)
         for (int k = 0; k < CALLERS; k++) {
             if (same[t][k])
                 rep.cases++, rep.total_cases++;
             else
-                tu_fail(&rep, "caller's thread %d, %d thread(s) a call: not the results alone",
-                        k, t + 1);
+                tu_fail(&rep, "array %d of the caller's threads, %d thread(s) a call: not the"
+                        " results alone", k, t + 1);
         }
     for (int k = 0; k < CALLERS; k++) {
         free(x[k]);
