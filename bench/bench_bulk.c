@@ -19,8 +19,9 @@
  *     and /usr/bin/python3 that imports numpy;
  *   - fpgrad end to end on a 1 GiB .npy in the page cache, next to
  *     cat FILE > /dev/null, and its statistics pass alone
- *     (fpk_stats_add_tensor on the same file); fpgrad on the same bytes
- *     read as a raw file too (data at the start of a page).
+ *     (fpk_stats_add_tensor on the same file): on one thread, on two, and
+ *     on its default (the CPUs it may run on); on one, the same bytes read
+ *     as a raw file too (data at the start of a page).
  * The data: the gradients and activation gradients of the bundled sample
  * dump (tests/data/sample), resampled to 2^26 elements, each taking the
  * sign and exponent of a value drawn at random from them and random
@@ -750,21 +751,27 @@ int main(int argc, char **argv)
     write_npy(npy);
     numpy(npy);
 
-    double cat_wall, cat_cpu, fg_wall, fg_cpu;
+    double cat_wall, cat_cpu;
     char *cat_argv[] = {"cat", npy, NULL};
-    char *fg_argv[] = {argv[1], "--quiet", npy, NULL};
-    char *fgn_argv[] = {argv[1], "--quiet", "--no-sqnr", npy, NULL};
-    char *fg2_argv[] = {argv[1], "--quiet", "--threads", "2", npy, NULL};
-    /* the same bytes as a raw file (its 128-byte header as 32 more
-     * elements), whose data starts a page */
-    char *fgr_argv[] = {argv[1], "--quiet", "--dtype", "f32", npy, NULL};
-    double fgn_wall, fgn_cpu, fg2_wall, fg2_cpu, fgr_wall, fgr_cpu;
+    /* fpgrad's runs; the raw one reads the same bytes as a raw file (its
+     * 128-byte header as 32 more elements), whose data starts a page */
+    struct {
+        const char *what;
+        char *argv[8];
+        double wall, cpu;
+    } runs[] = {
+        {"--quiet --threads 1", {argv[1], "--quiet", "--threads", "1", npy, NULL}, 0, 0},
+        {"--quiet --threads 1 --no-sqnr",
+         {argv[1], "--quiet", "--threads", "1", "--no-sqnr", npy, NULL}, 0, 0},
+        {"--quiet --threads 2", {argv[1], "--quiet", "--threads", "2", npy, NULL}, 0, 0},
+        {"--quiet (threads: the CPUs it may run on)", {argv[1], "--quiet", npy, NULL}, 0, 0},
+        {"--quiet --threads 1, read as raw --dtype f32",
+         {argv[1], "--quiet", "--threads", "1", "--dtype", "f32", npy, NULL}, 0, 0},
+    };
     best_of(cat_argv, &cat_wall, &cat_cpu); /* the first run fills the page cache */
     best_of(cat_argv, &cat_wall, &cat_cpu);
-    best_of(fg_argv, &fg_wall, &fg_cpu);
-    best_of(fgn_argv, &fgn_wall, &fgn_cpu);
-    best_of(fg2_argv, &fg2_wall, &fg2_cpu);
-    best_of(fgr_argv, &fgr_wall, &fgr_cpu);
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        best_of(runs[r].argv, &runs[r].wall, &runs[r].cpu);
     double st_wall, st_cpu;
     time_tensor_stats(npy, &st_wall, &st_cpu);
     size_t bytes = N * FILE_REPEATS * 4;
@@ -773,17 +780,10 @@ int main(int argc, char **argv)
     printf("  fpk_stats_add_tensor, 4 formats: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's"
            " wall time\n",
            st_wall, st_cpu, (double)bytes / st_wall / 1e9, st_wall / cat_wall);
-    printf("  fpgrad --quiet: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall time\n",
-           fg_wall, fg_cpu, (double)bytes / fg_wall / 1e9, fg_wall / cat_wall);
-    printf("  fpgrad --quiet --no-sqnr: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall"
-           " time\n",
-           fgn_wall, fgn_cpu, (double)bytes / fgn_wall / 1e9, fgn_wall / cat_wall);
-    printf("  fpgrad --quiet --threads 2: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall"
-           " time\n",
-           fg2_wall, fg2_cpu, (double)bytes / fg2_wall / 1e9, fg2_wall / cat_wall);
-    printf("  fpgrad --quiet, read as raw --dtype f32: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx"
-           " cat's wall time\n",
-           fgr_wall, fgr_cpu, (double)bytes / fgr_wall / 1e9, fgr_wall / cat_wall);
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        printf("  fpgrad %s: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall time\n",
+               runs[r].what, runs[r].wall, runs[r].cpu, (double)bytes / runs[r].wall / 1e9,
+               runs[r].wall / cat_wall);
     unlink(npy);
     rmdir(path);
     free(data);

@@ -364,6 +364,10 @@ if cmp -s "$tmp/thr1.out" "$tmp/thr2.out" && cmp -s "$tmp/thr1.out" "$tmp/thr3.o
 else
     bad "--threads 2 or 3 changed the JSON"
 fi
+# Without --threads, a tensor of four pieces (2^16 elements) is shared
+# among the CPUs it may run on.
+zeros_npy "$tmp/zeros.npy" 262144
+threads_by_default thrdef --quiet "$tmp/zeros.npy"
 error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$srcdir/tests/data/sample"
 
 summary

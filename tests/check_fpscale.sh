@@ -420,6 +420,11 @@ for m in thr fp8thr; do
         bad "$m: --threads 2 or 3 changed the JSON"
     fi
 done
+# Without --threads, a tensor of four pieces (2^16 elements) is shared
+# among the CPUs it may run on.
+mkdir "$tmp/zeros"
+zeros_npy "$tmp/zeros/step-000001.npy" 262144
+threads_by_default thrdef --quiet --match . "$tmp/zeros"
 error threads0 2 'option --threads: "x" is not an integer from 1 to 1024' --threads x "$srcdir/tests/data/sample"
 
 summary

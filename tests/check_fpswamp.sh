@@ -285,6 +285,7 @@ if cmp -s "$tmp/thr1.out" "$tmp/thr2.out" && cmp -s "$tmp/thr1.out" "$tmp/thr3.o
 else
     bad "--threads 2 or 3 changed the JSON"
 fi
+threads_by_default thrdef --quiet --seeds 2 "$sample" # (the CPUs it may run on)
 error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$sample"
 
 summary

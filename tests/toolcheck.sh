@@ -121,6 +121,56 @@ has() {
     done
 }
 
+# zeros_npy PATH N: a .npy of N float32 zeros (its data at byte 128).
+zeros_npy() {
+    dict="{'descr': '<f4', 'fortran_order': False, 'shape': ($2,), }"
+    {
+        printf '\223NUMPY\001\000\166\000'
+        printf '%s%*s\n' "$dict" $((128 - 10 - ${#dict} - 1)) ''
+        head -c $((4 * $2)) /dev/zero
+    } >"$1"
+}
+
+# threads_by_default NAME ARGS...: the tool, given ARGS (work large enough
+# to share, and no --threads), starts threads of its own where this process
+# may run on two CPUs or more, and none when taskset leaves it one; strace
+# -f counts the threads it makes.  Skipped without taskset, a working strace
+# and two CPUs, and under valgrind.
+threads_by_default() {
+    name=$1
+    shift
+    cpu=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//; s/[-,].*//')
+    if [ -n "${VALGRIND:-}" ] || [ -z "$cpu" ] || [ "$(nproc 2>/dev/null || echo 1)" -lt 2 ] ||
+        ! strace -f -qq -o /dev/null true >/dev/null 2>&1; then
+        skipped "$name: threads by default (needs taskset, strace and two CPUs)"
+        return
+    fi
+    launch=
+    if [ -x ./libtool ]; then
+        launch="./libtool --mode=execute"
+    fi
+    for cpus in "$cpu" all; do
+        pin=
+        if [ "$cpus" != all ]; then
+            pin="taskset -c $cpus"
+        fi
+        rc=0
+        # shellcheck disable=SC2086 # pin and launch are commands and their options
+        $pin $launch strace -f -qq -e trace=clone,clone3 -o "$tmp/$name.st" "$tool_bin" "$@" \
+            >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+        made=$(grep -c CLONE_THREAD "$tmp/$name.st" || true) # (1 when none)
+        if [ "$rc" -ne 0 ]; then
+            bad "$name: $tool $* under strace exited $rc: $(head -n 3 "$tmp/$name.err")"
+        elif [ "$cpus" = all ] && [ "$made" -eq 0 ]; then
+            bad "$name: $tool $* made no thread on $(nproc) CPUs"
+        elif [ "$cpus" != all ] && [ "$made" -ne 0 ]; then
+            bad "$name: $tool $* made $made threads on one CPU"
+        else
+            ok
+        fi
+    done
+}
+
 # png_size FILE: WIDTHxHEIGHT of a PNG (its IHDR), or a failure.
 png_size() {
     python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); assert d[:8]==b"\x89PNG\r\n\x1a\n" and d[12:16]==b"IHDR"; print("%dx%d" % struct.unpack(">II", d[16:24]))' "$1"

@@ -1,12 +1,14 @@
 /* Helpers shared by the fpkit tools. */
-#define _GNU_SOURCE /* vasprintf */
+#define _GNU_SOURCE /* vasprintf, sched_getaffinity */
 #include <ctype.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -224,6 +226,26 @@ long long cli_parse_int(const char *opt, const char *s, long long min, long long
 int cli_parse_threads(const char *s)
 {
     return (int)cli_parse_int("--threads", s, 1, CLI_MAX_THREADS);
+}
+
+static int cpu_sharers = 1;
+
+void cli_set_cpu_sharers(int n)
+{
+    cpu_sharers = n;
+}
+
+int cli_default_threads(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN), n = online > 0 ? online : 1;
+#ifdef CPU_COUNT
+    cpu_set_t mask; /* (a machine of more CPUs than it holds fails: online) */
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0)
+        n = CPU_COUNT(&mask);
+#endif
+    if (cpu_sharers > 1 && online / cpu_sharers < n)
+        n = online / cpu_sharers;
+    return n < 1 ? 1 : n > CLI_MAX_THREADS ? CLI_MAX_THREADS : (int)n;
 }
 
 void cli_parse_size(const char *opt, const char *s, int *width, int *height)

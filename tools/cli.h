@@ -95,6 +95,14 @@ long long cli_parse_int(const char *opt, const char *s, long long min, long long
 #define CLI_MAX_THREADS 1024
 int cli_parse_threads(const char *s);
 
+/* The default of --threads: the CPUs this process may run on (its affinity
+ * mask, else those online), but no more than the online CPUs divided among
+ * the processes cli_set_cpu_sharers says share them; 1 to CLI_MAX_THREADS. */
+int cli_default_threads(void);
+/* N processes of one job share this machine's CPUs (an MPI job's ranks on
+ * the node; 1 until said). */
+void cli_set_cpu_sharers(int n);
+
 /* The value S of option OPT as WIDTHxHEIGHT, each from 64 to 10000 (a plot
  * size in pixels), or an exit with status 2. */
 void cli_parse_size(const char *opt, const char *s, int *width, int *height);

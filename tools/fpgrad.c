@@ -68,7 +68,7 @@ static const char help[] =
     "  --shards         a tensor split across files named ...-00003-of-00008... or\n"
     "                   ...rank3...: one row, its shards together\n"
     "  --threads N      threads: tensors read at once, and each tensor's share\n"
-    "                   (default 1)\n"
+    "                   (default: the CPUs it may run on)\n"
     "  --quiet          no table on standard output, no progress\n"
     "  --help, --version\n";
 
@@ -776,7 +776,7 @@ int main(int argc, char **argv)
 #ifdef FPGRAD_MPI
     mpi_job_init(&argc, &argv);
 #endif
-    opts o = {.threads = 1, .plot_opts = {.width = 1000, .height = 600}};
+    opts o = {.plot_opts = {.width = 1000, .height = 600}};
     o.run.round = FPK_RNE;
     o.run.sqnr = true;
     o.run.scale = 1;
@@ -852,6 +852,8 @@ int main(int argc, char **argv)
             cli_unknown(&a);
         }
     }
+    if (!o.threads)
+        o.threads = cli_default_threads();
 
     if (!npaths) {
         free(paths);

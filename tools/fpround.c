@@ -39,7 +39,7 @@ static const char help[] =
     "  --json FILE      the report as JSON (- for standard output)\n"
     "  --plot FILE      the error histogram, or the running sums, .png or .svg\n"
     "  --plot-size WxH  its size (default 1000x600)\n"
-    "  --threads N      threads rounding the elements (default 1)\n"
+    "  --threads N      threads rounding the elements (default: the CPUs it may run on)\n"
     "  --quiet          no table on standard output\n"
     "  --help, --version\n";
 
@@ -712,7 +712,7 @@ static const char *const with_value[] = {
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.width = 1000, .height = 600, .threads = 1};
+    opts o = {.width = 1000, .height = 600};
     fr_run *run = &o.run;
     run->kind = FR_ERROR;
     run->seeds = 16;
@@ -777,6 +777,8 @@ int main(int argc, char **argv)
             cli_unknown(&a);
         }
     }
+    if (!o.threads)
+        o.threads = cli_default_threads();
 
     if (!npaths) {
         free(paths);

@@ -43,7 +43,7 @@ static const char help[] =
     "  --json FILE         the replay as JSON (- for standard output)\n"
     "  --plot FILE         the scale trajectory, .png or .svg\n"
     "  --plot-size WxH     its size (default 1000x600)\n"
-    "  --threads N         threads per tensor (default 1)\n"
+    "  --threads N         threads per tensor (default: the CPUs it may run on)\n"
     "  --quiet             no table on standard output\n"
     "  --help, --version\n";
 
@@ -475,7 +475,7 @@ static const char *const mode_opt[O_N] = {
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.width = 1000, .height = 600, .threads = 1};
+    opts o = {.width = 1000, .height = 600};
     scale_run *run = &o.run;
     run->format = &fpk_fp16;
     run->match = DEFAULT_MATCH;
@@ -553,6 +553,8 @@ int main(int argc, char **argv)
             cli_unknown(&a);
         }
     }
+    if (!o.threads)
+        o.threads = cli_default_threads();
 
     if (!npaths) {
         free(paths);

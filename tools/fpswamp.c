@@ -47,7 +47,7 @@ static const char help[] =
     "  --json FILE          the report as JSON (- for standard output)\n"
     "  --plot FILE          lost fractions per tensor and format, or the sweep; .png or .svg\n"
     "  --plot-size WxH      its size (default 1000x600)\n"
-    "  --threads N          tensors computed at once (default 1)\n"
+    "  --threads N          tensors computed at once (default: the CPUs it may run on)\n"
     "  --quiet              no table on standard output\n"
     "  --help, --version\n";
 
@@ -448,7 +448,7 @@ int main(int argc, char **argv)
 #ifdef FPSWAMP_MPI
     mpi_job_init(&argc, &argv);
 #endif
-    opts o = {.width = 1000, .height = 600, .threads = 1};
+    opts o = {.width = 1000, .height = 600};
     o.run.steps = 1;
     o.run.seeds = 8;
     o.run.nformats =
@@ -503,6 +503,8 @@ int main(int argc, char **argv)
             cli_unknown(&a);
         }
     }
+    if (!o.threads)
+        o.threads = cli_default_threads();
 
     cli_need_zero("--formats", o.run.formats, o.run.nformats, "Kahan's compensation");
     bool two = o.weights || o.updates;

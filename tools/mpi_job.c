@@ -48,6 +48,15 @@ void mpi_job_init(int *argc, char ***argv)
     /* failed calls return, for mpi_job_check to report (status 3), rather
      * than end the job with MPI's own message and status */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    /* the ranks on this machine share its CPUs (unknown: as if all did) */
+    MPI_Comm node;
+    int node_size = size;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(node, &node_size);
+        MPI_Comm_free(&node);
+    }
+    cli_set_cpu_sharers(node_size);
     cli_set_die_hook(die);
     cli_set_echo(rank == 0);
     atexit(finalize_at_exit);
