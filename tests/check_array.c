@@ -985,10 +985,11 @@ START_TEST(test_callers_threads)
         want_flags[k] = c.flags;
         want_stats[k] = stats_json(x[k], n, 1);
     }
-    bool same[2][CALLERS];
+    bool same[3][CALLERS];
     int levels = omp_get_max_active_levels();
-    omp_set_max_active_levels(2); /* a call's 2 threads a team of their own */
-    for (int threads = 1; threads <= 2; threads++) {
+    /* 1 or 2 threads a call, then 2 as a team of their own (nesting) */
+    for (int threads = 1, run = 0; run < 3; run++, threads = 2) {
+        omp_set_max_active_levels(run == 2 ? 2 : 1);
 #pragma omp parallel num_threads(CALLERS)
         {
 #pragma omp for schedule(static, 1)
@@ -999,7 +1000,7 @@ START_TEST(test_callers_threads)
                 char *st = stats_json(x[k], n, threads), *held;
 #pragma omp critical
                 held = stats_json(x[k], n, threads); /* inside the caller's critical section */
-                same[threads - 1][k] = memcmp(z, want[k], n) == 0 && c.flags == want_flags[k] &&
+                same[run][k] = memcmp(z, want[k], n) == 0 && c.flags == want_flags[k] &&
                                        strcmp(st, want_stats[k]) == 0 &&
                                        strcmp(held, want_stats[k]) == 0;
                 free(held);
@@ -1009,13 +1010,13 @@ START_TEST(test_callers_threads)
         }
     }
     omp_set_max_active_levels(levels);
-    for (int t = 0; t < 2; t++)
+    for (int run = 0; run < 3; run++)
         for (int k = 0; k < CALLERS; k++) {
-            if (same[t][k])
+            if (same[run][k])
                 rep.cases++, rep.total_cases++;
             else
-                tu_fail(&rep, "array %d of the caller's threads, %d thread(s) a call: not the"
-                        " results alone", k, t + 1);
+                tu_fail(&rep, "array %d of the caller's threads, %d thread(s) a call%s: not the"
+                        " results alone", k, run ? 2 : 1, run == 2 ? " (nested)" : "");
         }
     for (int k = 0; k < CALLERS; k++) {
         free(x[k]);
