@@ -225,8 +225,8 @@ then ok; else bad "ovf: the SQNR with overflowing results differs from numpy's, 
 # A float32 tensor of several chunks (2^18 elements each), read once for
 # the statistics and the errors: its chunks shared among 2 and 3 threads,
 # each with statistics of its own, give one thread's JSON, per-tensor and
-# MX formats alike (under SR one thread reads: its counters follow the
-# elements' order).
+# MX formats alike (under SR too: each element's counter is its index,
+# whichever thread reads it).
 "$py" -c '
 import numpy as np, sys
 rng = np.random.default_rng(7)

@@ -410,7 +410,14 @@ static void *read_once_share(void *arg)
             r->ok = false;
             break;
         }
+        /* SR counts each element with its index in the row (the tensor's
+         * from sr_base), whichever share adds it: the statistics take a
+         * call's first index from their count, which then counts the
+         * share's own elements again, for the merge */
+        uint64_t had = r->st->count;
+        r->st->count = r->q.sr_base + first;
         fpk_stats_add_array(r->st, FPK_DTYPE_F32, buf, len, 1);
+        r->st->count = had + len;
         r->buf = buf;
         r->first = first;
         r->cut = cut;
@@ -426,8 +433,8 @@ static void *read_once_share(void *arg)
 
 /* Pass 1 over a float32 tensor in one read shared among SH's NT threads,
  * each with statistics of its own, merged into ST (all counts: the same
- * sums in any grouping; the caller keeps stochastic rounding, whose
- * counters follow the elements' order, to one thread). */
+ * sums in any grouping; under SR each element's counter is its index,
+ * whichever thread reads it). */
 static bool read_once(share *sh, int nt, fpk_stats *st)
 {
     fpk_stats *own = cli_xcalloc((size_t)nt, sizeof *own);
@@ -479,8 +486,7 @@ static void shares_finish(pool *p, size_t i, share *sh, int nt)
 
 /* Pass 1: the statistics of row I at the run's scale; with the errors
  * (the SQNR, the MX formats' counts), a float32 tensor is read once for
- * both (on one thread under SR), other tensors twice (threads share the
- * reads). */
+ * both, other tensors twice (threads share the reads). */
 static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
 {
     grad_run *run = p->run;
@@ -491,8 +497,7 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     count_from(st, 1, r->sr_base);
     bool errors = grad_second_read(run);
     int nt = p->inner > 0 ? p->inner : 1;
-    bool once = errors && (nt == 1 || run->round != FPK_SR) &&
-                fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
+    bool once = errors && fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
     share *sh = errors ? shares_new(p, d, i, nt) : NULL;
     bool ok = once ? read_once(sh, nt, &st[0]) : feed(p, d, p->jobs[i].tensor, r->count, st, 1);
     uncount(st, 1, r->sr_base);
