@@ -21,7 +21,8 @@
  *     cat FILE > /dev/null, and its statistics pass alone
  *     (fpk_stats_add_tensor on the same file): on one thread, on two, and
  *     on its default (the CPUs it may run on); on one, the same bytes read
- *     as a raw file too (data at the start of a page).
+ *     as a raw file too (data at the start of a page); under SR on one
+ *     thread and on its default.
  * The data: the gradients and activation gradients of the bundled sample
  * dump (tests/data/sample), resampled to 2^26 elements, each taking the
  * sign and exponent of a value drawn at random from them and random
@@ -767,6 +768,10 @@ int main(int argc, char **argv)
         {"--quiet (threads: the CPUs it may run on)", {argv[1], "--quiet", npy, NULL}, 0, 0},
         {"--quiet --threads 1, read as raw --dtype f32",
          {argv[1], "--quiet", "--threads", "1", "--dtype", "f32", npy, NULL}, 0, 0},
+        {"--quiet --round sr --threads 1",
+         {argv[1], "--quiet", "--round", "sr", "--threads", "1", npy, NULL}, 0, 0},
+        {"--quiet --round sr (the CPUs it may run on)",
+         {argv[1], "--quiet", "--round", "sr", npy, NULL}, 0, 0},
     };
     best_of(cat_argv, &cat_wall, &cat_cpu); /* the first run fills the page cache */
     best_of(cat_argv, &cat_wall, &cat_cpu);
