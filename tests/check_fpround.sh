@@ -367,7 +367,11 @@ fi
 # Without --threads, a tensor of four pieces (2^16 elements) is shared
 # among the CPUs it may run on.
 zeros_npy "$tmp/zeros.npy" 262144
-threads_by_default thrdef --quiet "$tmp/zeros.npy"
+if [ "${FPK_OPENMP:-yes}" = no ]; then
+    skipped "thrdef: threads by default (the library was built without OpenMP)"
+else
+    threads_by_default thrdef --quiet "$tmp/zeros.npy"
+fi
 error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$srcdir/tests/data/sample"
 
 summary

@@ -424,7 +424,11 @@ done
 # among the CPUs it may run on.
 mkdir "$tmp/zeros"
 zeros_npy "$tmp/zeros/step-000001.npy" 262144
-threads_by_default thrdef --quiet --match . "$tmp/zeros"
+if [ "${FPK_OPENMP:-yes}" = no ]; then
+    skipped "thrdef: threads by default (the library was built without OpenMP)"
+else
+    threads_by_default thrdef --quiet --match . "$tmp/zeros"
+fi
 error threads0 2 'option --threads: "x" is not an integer from 1 to 1024' --threads x "$srcdir/tests/data/sample"
 
 summary

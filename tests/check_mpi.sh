@@ -207,46 +207,50 @@ else
     bad "gnuplot on rank 0 only: exit status $rc: $(grep -v '^-' "$tmp/plot.out" | head -n 3)"
 fi
 
-# Without --threads, the ranks on a machine share its CPUs: of two ranks
-# on two CPUs (not bound to one each), each makes as many threads as with
-# --threads 1, and fewer than with --threads 2; one rank alone makes more.
-# strace -f counts the threads rank 0 makes (Open MPI's own among them).
+# Without --threads, the ranks on a machine share the CPUs they may run on:
+# two ranks (not bound to CPUs of their own) make as many threads each as
+# with --threads set to half those CPUs (at least 1), one rank as many as
+# with all.  strace -f counts the threads rank 0 makes (Open MPI's own
+# among them).
 # rank0_threads RANKS ARGS...: that count, fpgrad-mpi given ARGS.
 rank0_threads() {
     ranks=$1
     shift
     rm -f "$tmp/threads".*
-    # shellcheck disable=SC2016 # expanded by each rank's shell
-    OMPI_MCA_hwloc_base_binding_policy=none timeout 120 "$MPIRUN" -n "$ranks" sh -c \
+    # shellcheck disable=SC2016,SC2086 # $N expanded by each rank's shell; plain a command
+    OMPI_MCA_hwloc_base_binding_policy=none PRTE_MCA_hwloc_default_binding_policy=none \
+        timeout 120 $plain "$MPIRUN" -n "$ranks" sh -c \
         'out=$1; shift; exec $0 strace -f -qq -e trace=clone,clone3 \
              -o "$out.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" "$@"' \
         "$launch" "$tmp/threads" "$MPI_TOOL" --quiet "$@" "$srcdir/tests/data/sample" \
         >"$tmp/threads.out" 2>&1 || echo "exit status $?"
     grep -c CLONE_THREAD "$tmp/threads.0" || true
 }
+plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT"
 launch=
 if [ -x ./libtool ]; then
     launch="./libtool --mode=execute"
 fi
-if [ -n "${VALGRIND:-}" ] || [ "$(nproc 2>/dev/null || echo 1)" -lt 2 ] ||
-    ! strace -f -qq -o /dev/null true >/dev/null 2>&1; then
+cpus=$($plain nproc 2>/dev/null || echo 1)
+if [ -n "${VALGRIND:-}" ] || [ "$cpus" -lt 2 ] ||
+    ! strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1; then
     skipped "threads by default (needs strace and two CPUs)"
 else
+    half=$((cpus / 2))
     two_default=$(rank0_threads 2)
-    two_one=$(rank0_threads 2 --threads 1)
-    two_two=$(rank0_threads 2 --threads 2)
+    two_half=$(rank0_threads 2 --threads "$half")
     one_default=$(rank0_threads 1)
-    one_one=$(rank0_threads 1 --threads 1)
-    case "$two_default $two_one $two_two $one_default $one_one" in
+    one_all=$(rank0_threads 1 --threads "$cpus")
+    case "$two_default $two_half $one_default $one_all" in
     *exit*) bad "threads by default: a run failed: $(head -n 3 "$tmp/threads.out")" ;;
     *)
-        if [ "$two_default" -eq "$two_one" ] && [ "$two_two" -gt "$two_one" ] &&
-            [ "$one_default" -gt "$one_one" ]; then
+        if [ "$two_default" -eq "$two_half" ] && [ "$one_default" -eq "$one_all" ] &&
+            [ "$one_all" -gt "$two_half" ]; then
             ok
         else
             bad "threads by default: rank 0 made $two_default threads of 2 ranks" \
-                "($two_one with --threads 1, $two_two with 2), $one_default of one rank" \
-                "($one_one with --threads 1)"
+                "($two_half with --threads $half), $one_default of one rank" \
+                "($one_all with --threads $cpus)"
         fi
         ;;
     esac

@@ -133,15 +133,17 @@ zeros_npy() {
 
 # threads_by_default NAME ARGS...: the tool, given ARGS (work large enough
 # to share, and no --threads), starts threads of its own where this process
-# may run on two CPUs or more, and none when taskset leaves it one; strace
-# -f counts the threads it makes.  Skipped without taskset, a working strace
-# and two CPUs, and under valgrind.
+# may run on two CPUs or more, and none when taskset leaves it one or
+# OMP_NUM_THREADS says 1; strace -f counts the threads it makes.  Skipped
+# without taskset, a working strace and two CPUs, and under valgrind.
 threads_by_default() {
     name=$1
     shift
     cpu=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//; s/[-,].*//')
-    if [ -n "${VALGRIND:-}" ] || [ -z "$cpu" ] || [ "$(nproc 2>/dev/null || echo 1)" -lt 2 ] ||
-        ! strace -f -qq -o /dev/null true >/dev/null 2>&1; then
+    plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT"
+    if [ -n "${VALGRIND:-}" ] || [ -z "$cpu" ] ||
+        [ "$($plain nproc 2>/dev/null || echo 1)" -lt 2 ] ||
+        ! strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1; then
         skipped "$name: threads by default (needs taskset, strace and two CPUs)"
         return
     fi
@@ -149,22 +151,23 @@ threads_by_default() {
     if [ -x ./libtool ]; then
         launch="./libtool --mode=execute"
     fi
-    for cpus in "$cpu" all; do
-        pin=
-        if [ "$cpus" != all ]; then
-            pin="taskset -c $cpus"
-        fi
+    for how in all one omp1; do
+        case $how in
+        all) pre=$plain ;;
+        one) pre="$plain taskset -c $cpu" ;;
+        *) pre="env -u OMP_THREAD_LIMIT OMP_NUM_THREADS=1" ;;
+        esac
         rc=0
-        # shellcheck disable=SC2086 # pin and launch are commands and their options
-        $pin $launch strace -f -qq -e trace=clone,clone3 -o "$tmp/$name.st" "$tool_bin" "$@" \
+        # shellcheck disable=SC2086 # pre and launch are commands and their options
+        $pre $launch strace -f -qq -e trace=clone,clone3 -o "$tmp/$name.st" "$tool_bin" "$@" \
             >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
         made=$(grep -c CLONE_THREAD "$tmp/$name.st" || true) # (1 when none)
         if [ "$rc" -ne 0 ]; then
             bad "$name: $tool $* under strace exited $rc: $(head -n 3 "$tmp/$name.err")"
-        elif [ "$cpus" = all ] && [ "$made" -eq 0 ]; then
-            bad "$name: $tool $* made no thread on $(nproc) CPUs"
-        elif [ "$cpus" != all ] && [ "$made" -ne 0 ]; then
-            bad "$name: $tool $* made $made threads on one CPU"
+        elif [ "$how" = all ] && [ "$made" -eq 0 ]; then
+            bad "$name: $tool $* made no thread on $($plain nproc) CPUs"
+        elif [ "$how" != all ] && [ "$made" -ne 0 ]; then
+            bad "$name: $tool $* made $made thread(s) ($how)"
         else
             ok
         fi

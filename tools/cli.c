@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* vasprintf, sched_getaffinity */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -228,23 +229,66 @@ int cli_parse_threads(const char *s)
     return (int)cli_parse_int("--threads", s, 1, CLI_MAX_THREADS);
 }
 
-static int cpu_sharers = 1;
+static int share_cpus, share_sharers = 1;
 
-void cli_set_cpu_sharers(int n)
+void cli_set_cpu_share(int cpus, int sharers)
 {
-    cpu_sharers = n;
+    share_cpus = cpus;
+    share_sharers = sharers;
+}
+
+int cli_affinity_cpus(void)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+#ifdef CPU_ALLOC
+    /* a mask as large as the kernel's: sched_getaffinity fails with
+     * EINVAL on one too small */
+    for (int size = 1024; size <= (1 << 22); size *= 2) {
+        cpu_set_t *mask = CPU_ALLOC(size);
+        if (!mask)
+            break;
+        size_t bytes = CPU_ALLOC_SIZE(size);
+        int got = sched_getaffinity(0, bytes, mask) == 0 ? CPU_COUNT_S(bytes, mask) : -1;
+        int failure = errno;
+        CPU_FREE(mask);
+        if (got > 0)
+            return got;
+        if (got == 0 || failure != EINVAL)
+            break;
+    }
+#endif
+    return online > 0 && online <= INT_MAX ? (int)online : 1;
+}
+
+/* The positive count that environment variable NAME starts with (digits,
+ * then its end, a comma or a space), or 0: as nproc(1) reads OMP_NUM_THREADS
+ * and OMP_THREAD_LIMIT. */
+static long env_count(const char *name)
+{
+    const char *s = getenv(name);
+    if (!s)
+        return 0;
+    while (isspace((unsigned char)*s))
+        s++;
+    char *end;
+    errno = 0;
+    long v = isdigit((unsigned char)*s) ? strtol(s, &end, 10) : 0;
+    if (v <= 0 || errno || (*end && *end != ',' && !isspace((unsigned char)*end)))
+        return 0;
+    return v;
 }
 
 int cli_default_threads(void)
 {
-    long online = sysconf(_SC_NPROCESSORS_ONLN), n = online > 0 ? online : 1;
-#ifdef CPU_COUNT
-    cpu_set_t mask; /* (a machine of more CPUs than it holds fails: online) */
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0)
-        n = CPU_COUNT(&mask);
-#endif
-    if (cpu_sharers > 1 && online / cpu_sharers < n)
-        n = online / cpu_sharers;
+    long n = env_count("OMP_NUM_THREADS");
+    if (!n) {
+        n = cli_affinity_cpus();
+        if (share_sharers > 1 && share_cpus > 0 && share_cpus / share_sharers < n)
+            n = share_cpus / share_sharers;
+    }
+    long limit = env_count("OMP_THREAD_LIMIT");
+    if (limit && limit < n)
+        n = limit;
     return n < 1 ? 1 : n > CLI_MAX_THREADS ? CLI_MAX_THREADS : (int)n;
 }
 

@@ -95,13 +95,16 @@ long long cli_parse_int(const char *opt, const char *s, long long min, long long
 #define CLI_MAX_THREADS 1024
 int cli_parse_threads(const char *s);
 
-/* The default of --threads: the CPUs this process may run on (its affinity
- * mask, else those online), but no more than the online CPUs divided among
- * the processes cli_set_cpu_sharers says share them; 1 to CLI_MAX_THREADS. */
+/* The default of --threads, 1 to CLI_MAX_THREADS, as nproc(1) counts: the
+ * first value of OMP_NUM_THREADS where set, else the CPUs this process may
+ * run on (cli_affinity_cpus) but no more than its share of those that
+ * cli_set_cpu_share says its job shares; at most OMP_THREAD_LIMIT. */
 int cli_default_threads(void);
-/* N processes of one job share this machine's CPUs (an MPI job's ranks on
- * the node; 1 until said). */
-void cli_set_cpu_sharers(int n);
+/* The CPUs of this process's affinity mask, else those online. */
+int cli_affinity_cpus(void);
+/* SHARERS processes of one job share CPUS of this machine's CPUs (an MPI
+ * job's ranks on a node: the CPUs any of them may run on). */
+void cli_set_cpu_share(int cpus, int sharers);
 
 /* The value S of option OPT as WIDTHxHEIGHT, each from 64 to 10000 (a plot
  * size in pixels), or an exit with status 2. */

@@ -68,7 +68,11 @@ static const char help[] =
     "  --shards         a tensor split across files named ...-00003-of-00008... or\n"
     "                   ...rank3...: one row, its shards together\n"
     "  --threads N      threads: tensors read at once, and each tensor's share\n"
-    "                   (default: the CPUs it may run on)\n"
+#ifdef FPGRAD_MPI
+    "                   (default: this rank's share of its machine's CPUs)\n"
+#else
+    "                   (default: as nproc(1) counts CPUs)\n"
+#endif
     "  --quiet          no table on standard output, no progress\n"
     "  --help, --version\n";
 

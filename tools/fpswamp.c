@@ -47,7 +47,12 @@ static const char help[] =
     "  --json FILE          the report as JSON (- for standard output)\n"
     "  --plot FILE          lost fractions per tensor and format, or the sweep; .png or .svg\n"
     "  --plot-size WxH      its size (default 1000x600)\n"
-    "  --threads N          tensors computed at once (default: the CPUs it may run on)\n"
+    #ifdef FPSWAMP_MPI
+    "  --threads N          tensors computed at once (default: this rank's share of\n"
+    "                       its machine's CPUs)\n"
+#else
+    "  --threads N          tensors computed at once (default: as nproc(1) counts)\n"
+#endif
     "  --quiet              no table on standard output\n"
     "  --help, --version\n";
 
@@ -389,7 +394,10 @@ static void analyse(opts *o)
 #endif
     row_pool p = {.o = o, .mine = mine};
     pthread_mutex_init(&p.lock, NULL);
-    size_t n = run->nrows < (size_t)o->threads ? run->nrows : (size_t)o->threads;
+    size_t rows = 0; /* this process's */
+    for (size_t i = 0; i < run->nrows; i++)
+        rows += !mine || mine[i];
+    size_t n = rows < (size_t)o->threads ? rows : (size_t)o->threads;
     pthread_t *tids = cli_xcalloc(n, sizeof *tids);
     size_t started = 0;
     while (started + 1 < n && pthread_create(&tids[started + 1], NULL, row_worker, &p) == 0)

@@ -1,7 +1,10 @@
 /* The MPI side of the tools' -mpi programs (mpi_job.h). */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -28,6 +31,36 @@ static void die(int status, const char *msg)
     exit(status); /* finalized at exit */
 }
 
+/* Tells cli_default_threads which CPUs this rank shares with the job's
+ * ranks on its machine: those any of them may run on, the union of their
+ * masks (unknown: this rank's own; the ranks on the machine unknown: as if
+ * the job's were all there). */
+static void share_cpus(void)
+{
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS) {
+        cli_set_cpu_share(cli_affinity_cpus(), size);
+        return;
+    }
+    int node_size = 1, cpus = 0;
+    MPI_Comm_size(node, &node_size);
+    enum { WORDS = sizeof(cpu_set_t) / sizeof(unsigned long) };
+    union {
+        cpu_set_t set;
+        unsigned long word[WORDS + 1]; /* and a last: 1 where a rank's mask is unknown */
+    } mask;
+    memset(&mask, 0, sizeof mask);
+    if (sched_getaffinity(0, sizeof mask.set, &mask.set) != 0)
+        mask.word[WORDS] = 1;
+    if (MPI_Allreduce(MPI_IN_PLACE, mask.word, WORDS + 1, MPI_UNSIGNED_LONG, MPI_BOR, node) ==
+            MPI_SUCCESS &&
+        !mask.word[WORDS])
+        cpus = CPU_COUNT(&mask.set);
+    MPI_Comm_free(&node);
+    cli_set_cpu_share(cpus > 0 ? cpus : cli_affinity_cpus(), node_size);
+}
+
 /* Every way out of the program (--help, a return from main) finalizes. */
 static void finalize_at_exit(void)
 {
@@ -39,7 +72,9 @@ static void finalize_at_exit(void)
 
 void mpi_job_init(int *argc, char ***argv)
 {
-    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+    /* the ranks' threads work, the main thread alone calls MPI */
+    int provided;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "%s: MPI_Init failed\n", cli_prog());
         exit(CLI_EXIT_INTERNAL);
     }
@@ -48,15 +83,7 @@ void mpi_job_init(int *argc, char ***argv)
     /* failed calls return, for mpi_job_check to report (status 3), rather
      * than end the job with MPI's own message and status */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    /* the ranks on this machine share its CPUs (unknown: as if all did) */
-    MPI_Comm node;
-    int node_size = size;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-        MPI_SUCCESS) {
-        MPI_Comm_size(node, &node_size);
-        MPI_Comm_free(&node);
-    }
-    cli_set_cpu_sharers(node_size);
+    share_cpus();
     cli_set_die_hook(die);
     cli_set_echo(rank == 0);
     atexit(finalize_at_exit);
