@@ -1,7 +1,7 @@
 #!/bin/sh
 # Bounded memory: fpgrad analyses an 8 GiB .npy dump (a header, then a
 # sparse hole of 2^30 float64 zeros made by truncate, never written) in
-# $TMPDIR with a peak resident set under 200 MB, measured by /usr/bin/time
+# $TMPDIR on two threads with a peak resident set under 200 MB, measured by /usr/bin/time
 # -v, or else by getrusage in python3; and a sparse file whose holes end
 # inside elements reads right.  Skipped (77) where the file system
 # cannot hold a sparse file, or nothing can measure; not run under
