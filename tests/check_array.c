@@ -961,8 +961,9 @@ static char *stats_json(const uint32_t *x, size_t n, int threads)
 }
 
 /* Calls made from the threads of the caller's own OpenMP region, each on
- * its own array, with 1 thread and 2 (nested), and from inside the
- * caller's critical section: the results of the same calls made alone.  A
+ * its own array, with 1 thread and 2 (nesting off: a one-thread region of
+ * the call's own), then 2 nested, and from inside the caller's critical
+ * section: the results of the same calls made alone.  A
  * call's threads must not share its work with the caller's, nor wait on
  * the caller's lock. */
 START_TEST(test_callers_threads)
@@ -1001,8 +1002,8 @@ START_TEST(test_callers_threads)
 #pragma omp critical
                 held = stats_json(x[k], n, threads); /* inside the caller's critical section */
                 same[run][k] = memcmp(z, want[k], n) == 0 && c.flags == want_flags[k] &&
-                                       strcmp(st, want_stats[k]) == 0 &&
-                                       strcmp(held, want_stats[k]) == 0;
+                               strcmp(st, want_stats[k]) == 0 &&
+                               strcmp(held, want_stats[k]) == 0;
                 free(held);
                 free(st);
                 free(z);

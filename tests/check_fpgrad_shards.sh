@@ -65,6 +65,14 @@ os.makedirs(os.path.join(tmp, "mx"))
 for k, pc in enumerate(np.array_split(c, 3)):
     safetensors(os.path.join(tmp, "mx", "grads-rank%d.safetensors" % k), [("c", "<f4", pc)])
 safetensors(os.path.join(tmp, "whole-c.safetensors"), [("c", "<f4", c)])
+# two shards of three chunks each (2^18 elements a chunk), for threads
+# sharing each shard's one read
+g = rng.standard_normal(1200001) * 10.0 ** rng.uniform(-9, 2, 1200001)
+g[rng.random(g.size) < 0.3] = 0
+os.makedirs(os.path.join(tmp, "big"))
+for k, pg in enumerate(np.array_split(g, 2)):
+    safetensors(os.path.join(tmp, "big", "grads-rank%d.safetensors" % k), [("g", "<f4", pg)])
+safetensors(os.path.join(tmp, "whole-g.safetensors"), [("g", "<f4", g)])
 EOF
 
 # same.py SHARDED WHOLE NAMES: the JSON reports agree (the SQNR to 1e-12).
@@ -113,6 +121,16 @@ for mode in rne sr; do
     good "mx-$mode" --shards --round $mode --formats $mx --json - "$tmp/mx"
     if "$py" "$tmp/same.py" "$tmp/mx-$mode.out" "$tmp/whole-c-$mode.out" '["c"]'
     then ok; else bad "mx: --shards --round $mode differs from the unsplit tensor"; fi
+done
+
+# Shards of several chunks, each read once by 1, 2 or 3 threads (4 and 6
+# shared by the 2 shards): under SR the counters of a chunk that a second
+# thread reads start at its place in the whole tensor.
+good whole-g --round sr --json - "$tmp/whole-g.safetensors"
+for n in 1 4 6; do
+    good "big$n" --shards --round sr --threads $n --json - "$tmp/big"
+    if "$py" "$tmp/same.py" "$tmp/big$n.out" "$tmp/whole-g.out" '["g"]'
+    then ok; else bad "big: --shards --round sr --threads $n differs from the unsplit tensor"; fi
 done
 
 # Partials of the shards, merged with --shards: the same JSON.
