@@ -211,7 +211,7 @@ fi
 # two ranks (not bound to CPUs of their own) make as many threads each as
 # with --threads set to half those CPUs (at least 1), one rank as many as
 # with all.  strace -f counts the threads rank 0 makes (Open MPI's own
-# among them).
+# among them; LeakSanitizer off, which cannot stop a traced process).
 # rank0_threads RANKS ARGS...: that count, fpgrad-mpi given ARGS.
 rank0_threads() {
     ranks=$1
@@ -227,6 +227,7 @@ rank0_threads() {
     grep -c CLONE_THREAD "$tmp/threads.0" || true
 }
 plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT"
+plain="$plain ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 launch=
 if [ -x ./libtool ]; then
     launch="./libtool --mode=execute"

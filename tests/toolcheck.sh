@@ -134,13 +134,15 @@ zeros_npy() {
 # threads_by_default NAME ARGS...: the tool, given ARGS (work large enough
 # to share, and no --threads), starts threads of its own where this process
 # may run on two CPUs or more, and none when taskset leaves it one or
-# OMP_NUM_THREADS says 1; strace -f counts the threads it makes.  Skipped
+# OMP_NUM_THREADS says 1; strace -f counts the threads it makes (with
+# LeakSanitizer off: it cannot stop a traced process's threads).  Skipped
 # without taskset, a working strace and two CPUs, and under valgrind.
 threads_by_default() {
     name=$1
     shift
     cpu=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//; s/[-,].*//')
     plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT"
+    plain="$plain ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     if [ -n "${VALGRIND:-}" ] || [ -z "$cpu" ] ||
         [ "$($plain nproc 2>/dev/null || echo 1)" -lt 2 ] ||
         ! strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1; then
@@ -155,7 +157,7 @@ threads_by_default() {
         case $how in
         all) pre=$plain ;;
         one) pre="$plain taskset -c $cpu" ;;
-        *) pre="env -u OMP_THREAD_LIMIT OMP_NUM_THREADS=1" ;;
+        *) pre="$plain OMP_NUM_THREADS=1" ;;
         esac
         rc=0
         # shellcheck disable=SC2086 # pre and launch are commands and their options
