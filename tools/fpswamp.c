@@ -47,7 +47,7 @@ static const char help[] =
     "  --json FILE          the report as JSON (- for standard output)\n"
     "  --plot FILE          lost fractions per tensor and format, or the sweep; .png or .svg\n"
     "  --plot-size WxH      its size (default 1000x600)\n"
-    #ifdef FPSWAMP_MPI
+#ifdef FPSWAMP_MPI
     "  --threads N          tensors computed at once (default: this rank's share of\n"
     "                       its machine's CPUs)\n"
 #else
