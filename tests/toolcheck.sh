@@ -136,15 +136,17 @@ zeros_npy() {
 # may run on two CPUs or more, and none when taskset leaves it one or
 # OMP_NUM_THREADS says 1; strace -f counts the threads it makes (with
 # LeakSanitizer off: it cannot stop a traced process's threads).  Skipped
-# without taskset, a working strace and two CPUs, and under valgrind.
+# without taskset, a working strace and two CPUs in the affinity mask, and
+# under valgrind.
 threads_by_default() {
     name=$1
     shift
-    cpu=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//; s/[-,].*//')
-    plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT"
-    plain="$plain ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-    if [ -n "${VALGRIND:-}" ] || [ -z "$cpu" ] ||
-        [ "$($plain nproc 2>/dev/null || echo 1)" -lt 2 ] ||
+    mask=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//') # "0-3,8", say
+    cpu=${mask%%[-,]*}
+    plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT -u OMP_DYNAMIC"
+    asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+    case $mask in *[-,]*) two=yes ;; *) two=no ;; esac
+    if [ -n "${VALGRIND:-}" ] || [ "$two" = no ] ||
         ! strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1; then
         skipped "$name: threads by default (needs taskset, strace and two CPUs)"
         return
@@ -161,13 +163,13 @@ threads_by_default() {
         esac
         rc=0
         # shellcheck disable=SC2086 # pre and launch are commands and their options
-        $pre $launch strace -f -qq -e trace=clone,clone3 -o "$tmp/$name.st" "$tool_bin" "$@" \
-            >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+        ASAN_OPTIONS=$asan $pre $launch strace -f -qq -e trace=clone,clone3 -o "$tmp/$name.st" \
+            "$tool_bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
         made=$(grep -c CLONE_THREAD "$tmp/$name.st" || true) # (1 when none)
         if [ "$rc" -ne 0 ]; then
             bad "$name: $tool $* under strace exited $rc: $(head -n 3 "$tmp/$name.err")"
         elif [ "$how" = all ] && [ "$made" -eq 0 ]; then
-            bad "$name: $tool $* made no thread on $($plain nproc) CPUs"
+            bad "$name: $tool $* made no thread on CPUs $mask"
         elif [ "$how" != all ] && [ "$made" -ne 0 ]; then
             bad "$name: $tool $* made $made thread(s) ($how)"
         else

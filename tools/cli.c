@@ -260,22 +260,23 @@ int cli_affinity_cpus(void)
     return online > 0 && online <= INT_MAX ? (int)online : 1;
 }
 
-/* The positive count that environment variable NAME starts with (digits,
- * then its end, a comma or a space), or 0: as nproc(1) reads OMP_NUM_THREADS
- * and OMP_THREAD_LIMIT. */
+/* The positive count that environment variable NAME holds first (digits
+ * between spaces, then its end or a comma), too large ones as LONG_MAX; or
+ * 0: as nproc(1) reads OMP_NUM_THREADS and OMP_THREAD_LIMIT. */
 static long env_count(const char *name)
 {
     const char *s = getenv(name);
     if (!s)
         return 0;
-    while (isspace((unsigned char)*s))
+    while (*s == ' ' || *s == '\t' || *s == '\n')
         s++;
-    char *end;
-    errno = 0;
-    long v = isdigit((unsigned char)*s) ? strtol(s, &end, 10) : 0;
-    if (v <= 0 || errno || (*end && *end != ',' && !isspace((unsigned char)*end)))
+    if (!isdigit((unsigned char)*s))
         return 0;
-    return v;
+    char *end;
+    long v = strtol(s, &end, 10); /* (LONG_MAX when too large) */
+    while (*end == ' ' || *end == '\t' || *end == '\n')
+        end++;
+    return v > 0 && (*end == '\0' || *end == ',') ? v : 0;
 }
 
 int cli_default_threads(void)

@@ -95,10 +95,11 @@ long long cli_parse_int(const char *opt, const char *s, long long min, long long
 #define CLI_MAX_THREADS 1024
 int cli_parse_threads(const char *s);
 
-/* The default of --threads, 1 to CLI_MAX_THREADS, as nproc(1) counts: the
- * first value of OMP_NUM_THREADS where set, else the CPUs this process may
- * run on (cli_affinity_cpus) but no more than its share of those that
- * cli_set_cpu_share says its job shares; at most OMP_THREAD_LIMIT. */
+/* The default of --threads, 1 to CLI_MAX_THREADS: the first value of
+ * OMP_NUM_THREADS where set, else the CPUs this process may run on
+ * (cli_affinity_cpus; CPU quotas are not looked at) but no more than its
+ * share of those that cli_set_cpu_share says its job shares; at most
+ * OMP_THREAD_LIMIT. */
 int cli_default_threads(void);
 /* The CPUs of this process's affinity mask, else those online. */
 int cli_affinity_cpus(void);

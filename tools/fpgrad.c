@@ -71,7 +71,7 @@ static const char help[] =
 #ifdef FPGRAD_MPI
     "                   (default: this rank's share of its machine's CPUs)\n"
 #else
-    "                   (default: as nproc(1) counts CPUs)\n"
+    "                   (default: all its CPUs)\n"
 #endif
     "  --quiet          no table on standard output, no progress\n"
     "  --help, --version\n";
@@ -333,12 +333,17 @@ static void shares_free(share *sh, int nt)
 static void shares_run(share *sh, int nt, void *(*fn)(void *))
 {
     pthread_t *tid = cli_xcalloc((size_t)nt, sizeof *tid);
+    bool *started = cli_xcalloc((size_t)nt, sizeof *started);
     for (int k = 1; k < nt; k++)
-        if (pthread_create(&tid[k], NULL, fn, &sh[k]) != 0)
-            cli_die(CLI_EXIT_INTERNAL, "cannot start a thread");
+        started[k] = pthread_create(&tid[k], NULL, fn, &sh[k]) == 0;
     fn(&sh[0]);
-    for (int k = 1; k < nt; k++)
-        pthread_join(tid[k], NULL);
+    for (int k = 1; k < nt; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            fn(&sh[k]); /* (no thread for it: here, after the first) */
+    }
+    free(started);
     free(tid);
 }
 

@@ -39,7 +39,7 @@ static const char help[] =
     "  --json FILE      the report as JSON (- for standard output)\n"
     "  --plot FILE      the error histogram, or the running sums, .png or .svg\n"
     "  --plot-size WxH  its size (default 1000x600)\n"
-    "  --threads N      threads rounding the elements (default: as nproc(1) counts)\n"
+    "  --threads N      threads rounding the elements (default: all its CPUs)\n"
     "  --quiet          no table on standard output\n"
     "  --help, --version\n";
 

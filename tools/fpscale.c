@@ -43,7 +43,7 @@ static const char help[] =
     "  --json FILE         the replay as JSON (- for standard output)\n"
     "  --plot FILE         the scale trajectory, .png or .svg\n"
     "  --plot-size WxH     its size (default 1000x600)\n"
-    "  --threads N         threads per tensor (default: as nproc(1) counts CPUs)\n"
+    "  --threads N         threads per tensor (default: all its CPUs)\n"
     "  --quiet             no table on standard output\n"
     "  --help, --version\n";
 

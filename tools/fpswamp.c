@@ -51,7 +51,7 @@ static const char help[] =
     "  --threads N          tensors computed at once (default: this rank's share of\n"
     "                       its machine's CPUs)\n"
 #else
-    "  --threads N          tensors computed at once (default: as nproc(1) counts)\n"
+    "  --threads N          tensors computed at once (default: all its CPUs)\n"
 #endif
     "  --quiet              no table on standard output\n"
     "  --help, --version\n";
