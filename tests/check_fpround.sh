@@ -374,23 +374,12 @@ else
     # OMP_NUM_THREADS's first value (3: a team of 3 for the 4 pieces, 2
     # threads made), as nproc reads it; OMP_THREAD_LIMIT caps it
     for env in "OMP_NUM_THREADS=3,2 2" "OMP_NUM_THREADS=3 OMP_THREAD_LIMIT=2 1"; do
-        want=${env##* }
-        launch=
-        if [ -x ./libtool ]; then
-            launch="./libtool --mode=execute"
-        fi
-        if [ -n "${VALGRIND:-}" ] ||
-            ! strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1; then
-            skipped "omp: $env (needs strace)"
+        if ! count_threads; then
+            skipped "omp: ${env% *} (needs strace)"
             continue
         fi
-        # shellcheck disable=SC2086 # env: assignments; launch: a command
-        env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT -u OMP_DYNAMIC ${env% *} \
-            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" $launch \
-            strace -f -qq -e trace=clone,clone3 -o "$tmp/omp.st" "$FPROUND" --quiet "$tmp/zeros.npy" \
-            >"$tmp/omp.out" 2>/dev/null || true
-        made=$(grep -c CLONE_THREAD "$tmp/omp.st" || true)
-        if [ "$made" -eq "$want" ]; then ok; else bad "omp: with ${env% *}, $made threads made"; fi
+        made=$(threads_made "$omp_unset ${env% *}" --quiet "$tmp/zeros.npy")
+        if [ "$made" = "${env##* }" ]; then ok; else bad "omp: with ${env% *}: $made threads made"; fi
     done
 fi
 error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --threads 0 "$srcdir/tests/data/sample"

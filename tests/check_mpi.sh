@@ -217,25 +217,23 @@ rank0_threads() {
     ranks=$1
     shift
     rm -f "$tmp/threads".*
-    # shellcheck disable=SC2016,SC2086 # $N expanded by each rank's shell; plain a command
+    # shellcheck disable=SC2016,SC2086 # $N expanded by each rank's shell; omp_unset a command
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
         OMPI_MCA_hwloc_base_binding_policy=none PRTE_MCA_hwloc_default_binding_policy=none \
-        timeout 120 $plain "$MPIRUN" -n "$ranks" sh -c \
+        timeout 120 $omp_unset "$MPIRUN" -n "$ranks" sh -c \
         'out=$1; shift; exec $0 strace -f -qq -e trace=clone,clone3 \
              -o "$out.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" "$@"' \
         "$launch" "$tmp/threads" "$MPI_TOOL" --quiet "$@" "$srcdir/tests/data/sample" \
         >"$tmp/threads.out" 2>&1 || echo "exit status $?"
     grep -c CLONE_THREAD "$tmp/threads.0" || true
 }
-plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT -u OMP_DYNAMIC"
 launch=
 if [ -x ./libtool ]; then
     launch="./libtool --mode=execute"
 fi
 # (the affinity mask's CPUs, as the tools count them: nproc may count quotas)
 cpus=$("$py" -c 'import os; print(min(len(os.sched_getaffinity(0)), 1024))')
-if [ -n "${VALGRIND:-}" ] || [ "$cpus" -lt 2 ] ||
-    ! strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1; then
+if [ "$cpus" -lt 2 ] || ! count_threads; then
     skipped "threads by default (needs strace and two CPUs)"
 else
     half=$((cpus / 2))

@@ -131,50 +131,71 @@ zeros_npy() {
     } >"$1"
 }
 
-# threads_by_default NAME ARGS...: the tool, given ARGS (work large enough
-# to share, and no --threads), starts threads of its own where this process
-# may run on two CPUs or more, and none when taskset leaves it one or
-# OMP_NUM_THREADS says 1; strace -f counts the threads it makes (with
-# LeakSanitizer off: it cannot stop a traced process's threads).  Skipped
-# without taskset, a working strace and two CPUs in the affinity mask, and
-# under valgrind.
-threads_by_default() {
-    name=$1
+# The prefix of a command run with no OpenMP variable that sets a thread
+# count (the tools' default follows OMP_NUM_THREADS and OMP_THREAD_LIMIT).
+omp_unset="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT -u OMP_DYNAMIC"
+
+# count_threads: whether threads_made can count (strace runs; not under
+# valgrind).
+count_threads() {
+    [ -z "${VALGRIND:-}" ] && strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1
+}
+
+# threads_made PRE ARGS...: how many threads the tool makes given ARGS,
+# run after the words of PRE (env, taskset) under strace -f, with
+# LeakSanitizer off (it cannot stop a traced process's threads); "exit N"
+# when the run fails, its stderr in $tmp/threads.err.
+threads_made() {
+    pre=$1
     shift
-    mask=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//') # "0-3,8", say
-    cpu=${mask%%[-,]*}
-    plain="env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT -u OMP_DYNAMIC"
-    asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-    case $mask in *[-,]*) two=yes ;; *) two=no ;; esac
-    if [ -n "${VALGRIND:-}" ] || [ "$two" = no ] ||
-        ! strace -f -qq -e trace=clone,clone3 -o /dev/null true >/dev/null 2>&1; then
-        skipped "$name: threads by default (needs taskset, strace and two CPUs)"
-        return
-    fi
     launch=
     if [ -x ./libtool ]; then
         launch="./libtool --mode=execute"
     fi
+    rc=0
+    # shellcheck disable=SC2086 # pre and launch are commands and their options
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 $pre $launch \
+        strace -f -qq -e trace=clone,clone3 -o "$tmp/threads.st" "$tool_bin" "$@" \
+        >"$tmp/threads.out" 2>"$tmp/threads.err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "exit $rc"
+    else
+        grep -c CLONE_THREAD "$tmp/threads.st" || true # (1 when none)
+    fi
+}
+
+# threads_by_default NAME ARGS...: the tool, given ARGS (work large enough
+# to share, and no --threads), starts threads of its own where this process
+# may run on two CPUs or more, and none when taskset leaves it one or
+# OMP_NUM_THREADS says 1.  Skipped without taskset, count_threads and two
+# CPUs in the affinity mask.
+threads_by_default() {
+    name=$1
+    shift
+    mask=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//') # "0-3,8", say
+    case $mask in *[-,]*) two=yes ;; *) two=no ;; esac
+    if [ "$two" = no ] || ! count_threads; then
+        skipped "$name: threads by default (needs taskset, strace and two CPUs)"
+        return
+    fi
     for how in all one omp1; do
         case $how in
-        all) pre=$plain ;;
-        one) pre="$plain taskset -c $cpu" ;;
-        *) pre="$plain OMP_NUM_THREADS=1" ;;
+        all) made=$(threads_made "$omp_unset" "$@") ;;
+        one) made=$(threads_made "$omp_unset taskset -c ${mask%%[-,]*}" "$@") ;;
+        *) made=$(threads_made "$omp_unset OMP_NUM_THREADS=1" "$@") ;;
         esac
-        rc=0
-        # shellcheck disable=SC2086 # pre and launch are commands and their options
-        ASAN_OPTIONS=$asan $pre $launch strace -f -qq -e trace=clone,clone3 -o "$tmp/$name.st" \
-            "$tool_bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-        made=$(grep -c CLONE_THREAD "$tmp/$name.st" || true) # (1 when none)
-        if [ "$rc" -ne 0 ]; then
-            bad "$name: $tool $* under strace exited $rc: $(head -n 3 "$tmp/$name.err")"
-        elif [ "$how" = all ] && [ "$made" -eq 0 ]; then
-            bad "$name: $tool $* made no thread on CPUs $mask"
-        elif [ "$how" != all ] && [ "$made" -ne 0 ]; then
-            bad "$name: $tool $* made $made thread(s) ($how)"
-        else
-            ok
-        fi
+        case $made in
+        exit*) bad "$name: $tool $* under strace: $made: $(head -n 3 "$tmp/threads.err")" ;;
+        *)
+            if [ "$how" = all ] && [ "$made" -eq 0 ]; then
+                bad "$name: $tool $* made no thread on CPUs $mask"
+            elif [ "$how" != all ] && [ "$made" -ne 0 ]; then
+                bad "$name: $tool $* made $made thread(s) ($how)"
+            else
+                ok
+            fi
+            ;;
+        esac
     done
 }
 
