@@ -288,7 +288,8 @@ typedef struct share {
     double *x;       /* PIECE elements of scratch, and */
     float *x32, *y;
     bool ok;
-    fpk_stats *st; /* a read serving both: the statistics of the share's chunks */
+    fpk_stats *st; /* a read serving both: the statistics of the share's chunks, */
+    atomic_size_t *next_chunk; /* and the chunk no share has taken yet */
     /* in a chunk already read: its elements from FIRST on, cut into
      * NPIECES pieces at CUT[0..NPIECES] */
     float *buf;
@@ -390,17 +391,19 @@ static void chunk_share(share *r)
     }
 }
 
-/* A share of pass 1 over a float32 tensor in one read: the chunks K,
- * K + STEP, ... (ONCE elements or a little more, cut where
- * grad_quant_next cuts the tensor), each read as stored, its statistics
- * added to R->st and its pieces to R's sums while it is in the cache. */
+/* A share of pass 1 over a float32 tensor in one read: the chunks (ONCE
+ * elements or a little more, cut where grad_quant_next cuts the tensor)
+ * that it takes next from R->next_chunk, so that a thread slowed down
+ * leaves more to the others, each read as stored, its statistics added to
+ * R->st and its pieces to R's sums while it is in the cache. */
 static void *read_once_share(void *arg)
 {
     share *r = arg;
     float *buf = cli_xcalloc_pages(at_most(r->d, r->tensor, ONCE + PIECE), sizeof *buf);
     size_t *cut = cli_xcalloc(ONCE / FPK_MX_BLOCK + 2, sizeof *cut);
     grad_quant walk = r->q;
-    for (int chunk = 0; r->ok && walk.left; chunk++) {
+    size_t mine = atomic_fetch_add(r->next_chunk, 1);
+    for (size_t chunk = 0; r->ok && walk.left; chunk++) {
         uint64_t first = walk.pos;
         size_t npieces = 0, len = 0;
         cut[0] = 0;
@@ -411,8 +414,9 @@ static void *read_once_share(void *arg)
             len += n;
             cut[++npieces] = len;
         }
-        if (chunk % r->step != r->k)
+        if (chunk != mine)
             continue;
+        mine = atomic_fetch_add(r->next_chunk, 1);
         fpk_error err;
         if (fpk_dump_read_raw(r->d, r->tensor, first, len, buf, &err) != FPK_OK) {
             cli_failure_set(&r->p->fail, cli_error_status(&err), err.msg);
@@ -447,10 +451,12 @@ static void *read_once_share(void *arg)
 static bool read_once(share *sh, int nt, fpk_stats *st)
 {
     fpk_stats *own = cli_xcalloc((size_t)nt, sizeof *own);
+    atomic_size_t next_chunk = 0;
     for (int k = 0; k < nt; k++) {
         own[k] = *st;
         own[k].count = 0; /* its own elements, merged into ST's */
         sh[k].st = k ? &own[k] : st;
+        sh[k].next_chunk = &next_chunk;
     }
     shares_run(sh, nt, read_once_share);
     bool ok = true;
