@@ -22,7 +22,8 @@
  *     (fpk_stats_add_tensor on the same file): on one thread, on two, and
  *     on its default (the CPUs it may run on); on one, the same bytes read
  *     as a raw file too (data at the start of a page); under SR on one
- *     thread and on its default.
+ *     thread and on its default.  cat and the runs of fpgrad take turns,
+ *     each keeping its best wall time.
  * The data: the gradients and activation gradients of the bundled sample
  * dump (tests/data/sample), resampled to 2^26 elements, each taking the
  * sign and exponent of a value drawn at random from them and random
@@ -37,6 +38,7 @@
  *
  * Usage: bench_bulk FPGRAD SAMPLE-DIR   (make bench passes both) */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdio.h>
@@ -45,12 +47,15 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fpkit.h"
+
+extern char **environ;
 
 #define N ((size_t)1 << 26)
 #define SLICE ((size_t)1 << 20) /* elements the scalar and MPFR rows time */
@@ -530,7 +535,8 @@ static void write_npy(const char *path)
     for (int r = 0; r < FILE_REPEATS; r++)
         if (fwrite(data, sizeof *data, N, f) != N)
             die(path);
-    if (fclose(f) != 0)
+    /* written back now, not by a kernel thread beside the timed runs */
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0)
         die(path);
 }
 
@@ -546,16 +552,19 @@ static double cpu_children(void)
  * system time; returns its wall time, or -1 if it failed. */
 static double run(char *const argv[], double *cpu)
 {
-    fflush(stdout); /* else the child's freopen writes out what is buffered */
+    /* posix_spawn, not fork: this process's gigabyte of page tables is
+     * not copied inside the timed span */
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0 ||
+        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0) != 0)
+        die("posix_spawn_file_actions");
     double c0 = cpu_children(), t0 = wall_now();
-    pid_t pid = fork();
-    if (pid < 0)
-        die("fork");
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stdout))
-            _exit(127);
-        execvp(argv[0], argv);
-        _exit(127);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        errno = rc;
+        die(argv[0]);
     }
     int status;
     if (waitpid(pid, &status, 0) < 0)
@@ -565,18 +574,35 @@ static double run(char *const argv[], double *cpu)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? wall : -1;
 }
 
-static void best_of(char *const argv[], double *wall, double *cpu)
+/* A command timed: its best wall and CPU times so far. */
+typedef struct timed {
+    const char *what;
+    char *argv[8];
+    double wall, cpu;
+} timed;
+
+/* One more run of T. */
+static void run_again(timed *t)
 {
-    *wall = *cpu = 1e30;
-    for (int r = 0; r < REPS; r++) {
-        double c, w = run(argv, &c);
-        if (w < 0) {
-            fprintf(stderr, "bench_bulk: %s failed\n", argv[0]);
-            exit(1);
-        }
-        *wall = w < *wall ? w : *wall;
-        *cpu = c < *cpu ? c : *cpu;
+    double c, w = run(t->argv, &c);
+    if (w < 0) {
+        fprintf(stderr, "bench_bulk: %s failed\n", t->argv[0]);
+        exit(1);
     }
+    t->wall = w < t->wall ? w : t->wall;
+    t->cpu = c < t->cpu ? c : t->cpu;
+}
+
+/* The best of REPS runs of each of the N commands at T, run in turn
+ * (REPS rounds of all N), so that a slow spell of the machine falls on
+ * them alike. */
+static void best_of(timed *t, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        t[k].wall = t[k].cpu = 1e30;
+    for (int r = 0; r < REPS; r++)
+        for (size_t k = 0; k < n; k++)
+            run_again(&t[k]);
 }
 
 /* fpgrad's statistics pass alone, in this process: the .npy at PATH read
@@ -752,15 +778,11 @@ int main(int argc, char **argv)
     write_npy(npy);
     numpy(npy);
 
-    double cat_wall, cat_cpu;
-    char *cat_argv[] = {"cat", npy, NULL};
-    /* fpgrad's runs; the raw one reads the same bytes as a raw file (its
-     * 128-byte header as 32 more elements), whose data starts a page */
-    struct {
-        const char *what;
-        char *argv[8];
-        double wall, cpu;
-    } runs[] = {
+    /* cat, then fpgrad's runs; the raw one reads the same bytes as a raw
+     * file (its 128-byte header as 32 more elements), whose data starts a
+     * page */
+    timed runs[] = {
+        {"cat", {"cat", npy, NULL}, 0, 0},
         {"--quiet --threads 1", {argv[1], "--quiet", "--threads", "1", npy, NULL}, 0, 0},
         {"--quiet --threads 1 --no-sqnr",
          {argv[1], "--quiet", "--threads", "1", "--no-sqnr", npy, NULL}, 0, 0},
@@ -773,10 +795,10 @@ int main(int argc, char **argv)
         {"--quiet --round sr (the CPUs it may run on)",
          {argv[1], "--quiet", "--round", "sr", npy, NULL}, 0, 0},
     };
-    best_of(cat_argv, &cat_wall, &cat_cpu); /* the first run fills the page cache */
-    best_of(cat_argv, &cat_wall, &cat_cpu);
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
-        best_of(runs[r].argv, &runs[r].wall, &runs[r].cpu);
+    size_t nruns = sizeof runs / sizeof runs[0];
+    run_again(&runs[0]); /* (fills the page cache) */
+    best_of(runs, nruns);
+    double cat_wall = runs[0].wall, cat_cpu = runs[0].cpu;
     double st_wall, st_cpu;
     time_tensor_stats(npy, &st_wall, &st_cpu);
     size_t bytes = N * FILE_REPEATS * 4;
@@ -785,7 +807,7 @@ int main(int argc, char **argv)
     printf("  fpk_stats_add_tensor, 4 formats: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's"
            " wall time\n",
            st_wall, st_cpu, (double)bytes / st_wall / 1e9, st_wall / cat_wall);
-    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+    for (size_t r = 1; r < nruns; r++)
         printf("  fpgrad %s: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall time\n",
                runs[r].what, runs[r].wall, runs[r].cpu, (double)bytes / runs[r].wall / 1e9,
                runs[r].wall / cat_wall);
