@@ -674,8 +674,22 @@ TARGET_AVX2 static inline __attribute__((always_inline)) size_t
 pack_nonzero(const uint32_t *x, size_t n, uint32_t *dst, uint32_t *least, uint32_t *top)
 {
     const __m256i mag = _mm256_set1_epi32((int)FPKI_F32_MAG), zero = _mm256_setzero_si256();
-    __m256i top8 = zero, least8 = _mm256_set1_epi32(-1);
+    __m256i top8 = zero, least8 = _mm256_set1_epi32(-1), top8b = zero, least8b = least8;
     size_t m = 0, i = 0;
+    for (; n - i >= 16; i += 16) { /* two a step, as the AVX-512 first_pass */
+        _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
+        __m256i a0 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i)), mag);
+        __m256i a1 = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(x + i + 8)), mag);
+        __m256i z0 = _mm256_cmpeq_epi32(a0, zero), z1 = _mm256_cmpeq_epi32(a1, zero);
+        top8 = _mm256_max_epu32(top8, a0);
+        top8b = _mm256_max_epu32(top8b, a1);
+        least8 = _mm256_min_epu32(least8, _mm256_or_si256(a0, z0));
+        least8b = _mm256_min_epu32(least8b, _mm256_or_si256(a1, z1));
+        size_t m0 = pack8(a0, keep8(z0), dst + m);
+        m += m0 + pack8(a1, keep8(z1), dst + m + m0);
+    }
+    top8 = _mm256_max_epu32(top8, top8b);
+    least8 = _mm256_min_epu32(least8, least8b);
     for (; n - i >= 8; i += 8) {
         if (i % 16 == 0)
             _mm_prefetch((const char *)(x + i) + FPKI_PREFETCH, _MM_HINT_T1);
