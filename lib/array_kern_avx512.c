@@ -1097,31 +1097,18 @@ TARGET_AVX512 bool fpki_sqerr_avx512(const fpki_conv *p, int nf, const uint32_t 
         lanes_load(j ? NULL : x2, e2 + FPK_LANES * j, st[j].s.x, st[j].s.e);
         st[j].fl = (near_flags){0, 0, 0, 0};
     }
-    const __m512i mag = _mm512_set1_epi32((int)FPKI_F32_MAG);
     uint32_t nz[SQ_BLOCK + 32] __attribute__((aligned(64)));
     size_t left = 0;
     for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
-        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK, m = left, i = 0;
-        for (; len - i >= 32; i += 32) { /* two a step, as first_pass */
-            const uint32_t *p = x + i0 + i;
-            _mm_prefetch((const char *)p + FPKI_PREFETCH, _MM_HINT_T1);
-            _mm_prefetch((const char *)(p + 16) + FPKI_PREFETCH, _MM_HINT_T1);
-            __m512i a0 = _mm512_and_si512(_mm512_loadu_si512(p), mag);
-            __m512i a1 = _mm512_and_si512(_mm512_loadu_si512(p + 16), mag);
-            __mmask16 nz0 = _mm512_test_epi32_mask(a0, a0), nz1 = _mm512_test_epi32_mask(a1, a1);
-            size_t m0 = (size_t)__builtin_popcount(nz0);
-            _mm512_storeu_si512(nz + m, _mm512_maskz_compress_epi32(nz0, a0));
-            _mm512_storeu_si512(nz + m + m0, _mm512_maskz_compress_epi32(nz1, a1));
-            m += m0 + (size_t)__builtin_popcount(nz1);
-        }
-        for (; i < len; i += 16) {
-            _mm_prefetch((const char *)(x + i0 + i) + FPKI_PREFETCH, _MM_HINT_T1);
-            __m512i a = _mm512_and_si512(
-                _mm512_maskz_loadu_epi32(first_lanes(len - i), x + i0 + i), mag);
-            __mmask16 nonzero = _mm512_test_epi32_mask(a, a);
-            _mm512_storeu_si512(nz + m, _mm512_maskz_compress_epi32(nonzero, a));
-            m += (size_t)__builtin_popcount(nonzero);
-        }
+        size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK;
+        /* (the statistics' packing; the extremes it keeps go unused) */
+        __m512i top = _mm512_setzero_si512(), least = _mm512_set1_epi32(-1);
+        uint32_t neg_zeros = 0;
+        size_t m = left + (len == SQ_BLOCK
+                               ? first_pass(x + i0, len, false, true, nz + left, &top, &least,
+                                            &neg_zeros)
+                               : first_pass(x + i0, len, false, false, nz + left, &top, &least,
+                                            &neg_zeros));
         size_t whole = m & ~(size_t)15;
         sq_ahead pf = sq_next_block(x, n, i0);
         for (int j = 0; j < nf; j++)
