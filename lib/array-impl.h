@@ -45,6 +45,10 @@ typedef enum fpki_kfmt {
 /* The kernel format that is F, or FPKI_K_NONE. */
 fpki_kfmt fpki_kfmt_of(const fpk_format *f);
 
+/* Whether the kernels convert float32 into F under C (its mode and
+ * sr_bits), rather than fpk_convert element by element. */
+bool fpki_array_fast(const fpk_format *f, const fpk_ctx *c);
+
 /* A conversion from float32, fixed for a call.  Modes: FPK_RNE, FPK_RTZ and
  * FPK_SR with sr_bits <= 32. */
 typedef struct fpki_conv {

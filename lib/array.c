@@ -92,6 +92,12 @@ static bool plan(fpki_conv *p, const fpk_format *f, bool quant, fpk_dtype from, 
            (p->mode == FPK_RNE || p->mode == FPK_RTZ || (p->mode == FPK_SR && bits <= 32));
 }
 
+bool fpki_array_fast(const fpk_format *f, const fpk_ctx *c)
+{
+    fpki_conv p;
+    return plan(&p, f, true, FPK_DTYPE_F32, c);
+}
+
 static void store(void *z, size_t i, size_t size, fpk_bits b)
 {
     switch (size) {

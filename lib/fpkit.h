@@ -317,7 +317,9 @@ fpk_bits fpk_mx_scale(const fpk_format *elem, fpk_mx_rule rule, float amax);
  * FPK_MX_CEIL can give a block whose AMAX is within an element's ulp of
  * FLT_MAX; rounded to nearest even for another ELEM), NaN for a NaN scale; BLOCKS[b], each block's report.  Y may be X.
  * Under FPK_SR element i rounds with sr_counter C->sr_counter + i, as in
- * fpk_array_quantize, and C->sr_counter then advances by N.
+ * fpk_array_quantize, and C->sr_counter then advances by N.  Fast where
+ * the array functions are (E4M3 and E5M2 under FPK_RNE, FPK_RTZ, and
+ * FPK_SR with sr_bits <= 32); the same results everywhere.
  * ELEM must be at most 8 bits wide and not E8M0: returns false, doing
  * nothing, otherwise. */
 bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, const float *x,

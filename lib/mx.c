@@ -1,9 +1,14 @@
 /* Block scaling: OCP Microscaling Formats (MX) v1.0.  A block of float32
  * values shares one E8M0 scale 2^k (§6.3 or its rounded-up variant, see
- * fpk_mx_rule); each element is rounded once by the core, exactly as
- * V * 2^-k, so that no quotient is ever formed in floating point. */
+ * fpk_mx_rule); each element is rounded once, exactly as V * 2^-k: the
+ * product, exact in float32 but for magnitudes no element format can
+ * hold, is formed on the exponent bits and rounded by the array functions
+ * (their fast paths where the element format has them, the core
+ * otherwise), so that no quotient is ever formed in floating point. */
+#include <limits.h>
 #include <string.h>
 
+#include "array-impl.h"
 #include "fpkit-impl.h"
 
 #define F32_INF UINT32_C(0x7f800000)
@@ -47,16 +52,294 @@ fpk_bits fpk_mx_scale(const fpk_format *elem, fpk_mx_rule rule, float amax)
     return (fpk_bits)(scale_exp(elem, rule, bits) + fpk_e8m0.bias);
 }
 
-/* P * 2^K as float32 bits, P an encoding of ELEM (not NaN): exact for the
- * OCP element formats (but infinite for 2^128), rounded to nearest even
- * otherwise. */
-static uint32_t scaled_value(const fpk_format *elem, fpk_bits p, int k)
+/* P * 2^K as float32 bits, P an encoding of F (not NaN): exact for the
+ * OCP element formats and float32 (but infinite for 2^128), rounded to
+ * nearest even otherwise. */
+static uint32_t scaled_value(const fpk_format *f, fpk_bits p, int k)
 {
-    fpki_unpacked u = fpki_unpack(elem, p, NULL);
+    fpki_unpacked u = fpki_unpack(f, p, NULL);
     if (u.cls == FPK_CLASS_ZERO)
         return u.sign ? UINT32_C(0x80000000) : 0;
     fpk_ctx rne = fpk_ctx_default();
     return (uint32_t)fpki_round_pack(&fpk_fp32, u.sign, (int64_t)u.exp + k, 0, u.sig, &rne);
+}
+
+/* Where the array functions' kernels round into the element format under
+ * the call's mode, elements are rounded a piece at a time: scaled into a
+ * buffer on their exponent bits, rounded there by one call, and scaled
+ * back.  Elsewhere each is rounded alone by the core. */
+#define MX_PIECE 1024
+#define MX_SEGS 64           /* runs of one block's elements in a piece */
+#define MX_NAN_BLOCK INT_MIN /* the k of a block with the NaN scale */
+
+/* A run of one block's elements in a piece, from FROM on. */
+typedef struct mx_seg {
+    size_t from, block;
+    int k; /* the block's scale exponent; MX_NAN_BLOCK */
+} mx_seg;
+
+/* One call's state: its outputs and, for pieces, elements FIRST .. FIRST +
+ * N - 1 scaled, in NSEG runs. */
+typedef struct mx_run {
+    const fpk_format *elem;
+    fpk_ctx ec;        /* the call's context, saturating */
+    fpk_ctx qc;        /* the pieces': without saturation or daz */
+    uint64_t counter;  /* the SR counter of element 0 */
+    uint32_t maxf;     /* ELEM's max finite, as float32 bits */
+    uint32_t min_norm; /* ELEM's least normal, as float32 bits */
+    uint8_t *enc;
+    float *y;
+    fpk_mx_block *blocks;
+    size_t first, n, nseg;
+    mx_seg seg[MX_SEGS];
+    uint32_t xs[MX_PIECE];
+} mx_run;
+
+/* Element I (float32 bits BITS: finite, nonzero) of block B, of scale
+ * exponent K, rounded by the core as V * 2^-K into R's element format
+ * under R->ec, which gets its flags; an overflow counts as saturated. */
+static fpk_bits round_one(mx_run *r, uint32_t bits, int k, size_t i, size_t b)
+{
+    fpki_unpacked u = fpki_unpack(&fpk_fp32, bits, NULL);
+    unsigned flags = r->ec.flags;
+    r->ec.flags = 0;
+    r->ec.sr_counter = r->counter + i;
+    fpk_bits p = fpki_round_pack(r->elem, u.sign, (int64_t)u.exp - k, 0, u.sig, &r->ec);
+    if (r->blocks)
+        r->blocks[b].saturated += (r->ec.flags & FPK_OVERFLOW) != 0;
+    r->ec.flags |= flags;
+    return p;
+}
+
+/* The LEN elements of block B at X + FIRST, of scale exponent K
+ * (MX_NAN_BLOCK: the NaN scale), rounded one by one. */
+static void block_by_element(mx_run *r, const float *x, size_t first, size_t len, int k,
+                             size_t b)
+{
+    const fpk_format *elem = r->elem;
+    for (size_t i = first; i < first + len; i++) {
+        uint32_t bits, out = fpk_fp32.nan;
+        memcpy(&bits, &x[i], sizeof bits);
+        fpk_bits p = elem->nan;
+        if (k != MX_NAN_BLOCK) {
+            if (r->ec.daz && (bits & INT32_MAX) < F32_MIN_NORMAL)
+                bits &= ~(uint32_t)INT32_MAX;
+            if ((bits & INT32_MAX) == 0) {
+                p = fpki_zero(elem, bits != 0);
+            } else {
+                p = round_one(r, bits, k, i, b);
+                fpk_class cls = fpki_classify(elem, p);
+                if (r->blocks) {
+                    r->blocks[b].flushed += cls == FPK_CLASS_ZERO;
+                    r->blocks[b].subnormal += cls == FPK_CLASS_SUBNORMAL;
+                }
+            }
+            out = scaled_value(elem, p, k);
+        }
+        if (r->enc)
+            r->enc[i] = (uint8_t)p;
+        if (r->y)
+            memcpy(&r->y[i], &out, sizeof out);
+    }
+}
+
+/* The float32 bits of V * 2^-K, V a finite nonzero float32 (bits BITS)
+ * whose product is below 2^127: exact where it is 2^-126 or more.  Below,
+ * the least subnormal of V's sign stands in for it: an MX element
+ * format's least subnormal is 2^-63 or more, so that every mode rounds
+ * both alike, with the same flags (SR too: floor(frac * 2^sr_bits) is 0
+ * for both). */
+static uint32_t scaled_down(uint32_t bits, int k)
+{
+    uint32_t sign = bits & ~(uint32_t)INT32_MAX, man = bits & 0x7fffff;
+    int e = (int)((bits & INT32_MAX) >> 23);
+    if (e == 0) { /* man * 2^-149 = 1.f * 2^(lead - 149) */
+        int lead = 63 - fpki_clz64(man);
+        e = lead - 22;
+        man = (man << (23 - lead)) & 0x7fffff;
+    }
+    int biased = e - k;
+    return biased < 1 ? sign | 1 : sign | (uint32_t)biased << 23 | man;
+}
+
+/* Float32 bits as an exponent field E: E << 23, E clamped to [0, 255]. */
+static uint32_t exp_bits(int e)
+{
+    return (uint32_t)(e < 0 ? 0 : e > 255 ? 255 : e) << 23;
+}
+
+/* A window of magnitude bits: LO + [0, SPAN]; none: LO UINT32_MAX, SPAN
+ * 0. */
+typedef struct mx_window {
+    uint32_t lo, span;
+} mx_window;
+
+static mx_window window(uint32_t lo, int64_t hi)
+{
+    return hi < lo ? (mx_window){UINT32_MAX, 0} : (mx_window){lo, (uint32_t)(hi - lo)};
+}
+
+/* Whether magnitude bits MAG lie outside W, as 0 or 1, without a branch. */
+static inline uint32_t outside(mx_window w, uint32_t mag)
+{
+    return mag - w.lo > w.span;
+}
+
+/* The magnitudes that scale_span scales on their exponent bits under
+ * scale exponent K: normal ones whose products are normal float32s within
+ * max finite MAXF. */
+static mx_window plain_window(uint32_t maxf, int k)
+{
+    int64_t hi = (int64_t)maxf + (int64_t)k * ((int64_t)1 << 23);
+    return window(exp_bits(k < 0 ? 1 : k + 1), hi > INT32_MAX ? INT32_MAX : hi);
+}
+
+/* XS[j] := the float32 bits of X[j] * 2^-K (daz applied) for every j < N
+ * where they are those of a zero, or of a normal float32 within R's max
+ * finite; returns whether any element is left to mx_exact.  (Free of
+ * branches: half the elements of a gradient may be zeros, at random.) */
+static bool scale_span(const mx_run *r, uint32_t *xs, const float *x, size_t n, int k)
+{
+    const uint32_t shift = (uint32_t)k << 23;
+    const mx_window w = plain_window(r->maxf, k);
+    const uint32_t zero_below = r->ec.daz ? F32_MIN_NORMAL : 1;
+    uint32_t odd = 0;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t bits;
+        memcpy(&bits, &x[j], sizeof bits);
+        uint32_t mag = bits & INT32_MAX;
+        uint32_t keep = -(uint32_t)(mag >= zero_below); /* all ones, or 0 for a zero */
+        xs[j] = (bits & ~(uint32_t)INT32_MAX) | ((mag - shift) & keep);
+        odd |= keep & outside(w, mag);
+    }
+    return odd;
+}
+
+/* XS[j] for the elements scale_span left: the exact product, or its
+ * stand-in (scaled_down); beyond max finite, where every mode saturates to
+ * +-max finite, the core rounds element I + j for its flags and the count,
+ * and XS[j] holds +-max finite, which rounds exactly. */
+static void mx_exact(mx_run *r, uint32_t *xs, const float *x, size_t i, size_t n, int k,
+                     size_t b)
+{
+    const mx_window w = plain_window(r->maxf, k);
+    const uint32_t zero_below = r->ec.daz ? F32_MIN_NORMAL : 1;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t bits;
+        memcpy(&bits, &x[j], sizeof bits);
+        uint32_t mag = bits & INT32_MAX;
+        if (!((mag >= zero_below) & outside(w, mag))) /* (one branch, seldom taken) */
+            continue;
+        xs[j] = scaled_down(bits, k);
+        if ((xs[j] & INT32_MAX) > r->maxf) {
+            round_one(r, bits, k, i + j, b);
+            xs[j] = (bits & ~(uint32_t)INT32_MAX) | r->maxf;
+        }
+    }
+}
+
+/* Y[j] := the float32 bits of Q[j] * 2^K for J < N, Q[j] a float32 value
+ * of an MX element format: on the exponent bits where the product is a
+ * normal float32, by scaled_value elsewhere. */
+static void unscale_span(float *y, const uint32_t *q, size_t n, int k)
+{
+    const uint32_t shift = (uint32_t)k << 23;
+    const mx_window w = window(exp_bits(1 - k), (int64_t)exp_bits(255 - k) - 1);
+    uint32_t odd = 0;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t mag = q[j] & INT32_MAX;
+        uint32_t nonzero = -(uint32_t)(mag != 0);
+        uint32_t out = q[j] + (shift & nonzero);
+        odd |= nonzero & outside(w, mag);
+        memcpy(&y[j], &out, sizeof out);
+    }
+    for (size_t j = 0; odd && j < n; j++) {
+        uint32_t mag = q[j] & INT32_MAX;
+        if (mag && outside(w, mag))
+            memcpy(&y[j], &(uint32_t){scaled_value(&fpk_fp32, q[j], k)}, sizeof(uint32_t));
+    }
+}
+
+/* Rounds the piece, and writes its outputs and counts. */
+static void mx_flush(mx_run *r)
+{
+    uint32_t q[MX_PIECE];
+    uint8_t e[MX_PIECE];
+    r->qc.sr_counter = r->counter + r->first;
+    fpk_array_quantize(r->elem, (float *)q, FPK_DTYPE_F32, r->xs, r->n, &r->qc, 1);
+    if (r->enc) {
+        r->qc.sr_counter = r->counter + r->first;
+        fpk_array_convert(r->elem, e, FPK_DTYPE_F32, r->xs, r->n, &r->qc, 1);
+    }
+    for (size_t s = 0; s < r->nseg; s++) {
+        const mx_seg *g = &r->seg[s];
+        size_t from = g->from, to = s + 1 < r->nseg ? g[1].from : r->n;
+        size_t i = r->first + from;
+        if (g->k == MX_NAN_BLOCK) {
+            for (size_t j = from; j < to; j++) {
+                if (r->enc)
+                    r->enc[i + j - from] = (uint8_t)r->elem->nan;
+                if (r->y)
+                    memcpy(&r->y[i + j - from], &(uint32_t){(uint32_t)fpk_fp32.nan},
+                           sizeof(uint32_t));
+            }
+            continue;
+        }
+        if (r->enc)
+            memcpy(r->enc + i, e + from, to - from);
+        if (r->y)
+            unscale_span(r->y + i, q + from, to - from, g->k);
+        if (r->blocks) {
+            uint32_t flushed = 0, subnormal = 0;
+            for (size_t j = from; j < to; j++) {
+                /* (mag - 1 wraps for a zero) */
+                uint32_t mag = q[j] & INT32_MAX, was = r->xs[j] & INT32_MAX;
+                flushed += (mag - 1) >> 31 & (was != 0);
+                subnormal += mag - 1 < r->min_norm - 1;
+            }
+            r->blocks[g->block].flushed += flushed;
+            r->blocks[g->block].subnormal += subnormal;
+        }
+    }
+    r->first += r->n;
+    r->n = r->nseg = 0;
+}
+
+/* Adds the LEN elements of block B at X + FIRST, of scale exponent K
+ * (MX_NAN_BLOCK: the NaN scale), to the pieces. */
+static void block_to_pieces(mx_run *r, const float *x, size_t first, size_t len, int k,
+                            size_t b)
+{
+    for (size_t i = first; i < first + len;) {
+        if (r->n == MX_PIECE || r->nseg == MX_SEGS)
+            mx_flush(r);
+        size_t take = first + len - i < MX_PIECE - r->n ? first + len - i : MX_PIECE - r->n;
+        uint32_t *xs = r->xs + r->n;
+        r->seg[r->nseg++] = (mx_seg){r->n, b, k};
+        if (k == MX_NAN_BLOCK)
+            memset(xs, 0, take * sizeof *xs);
+        else if (scale_span(r, xs, x + i, take, k))
+            mx_exact(r, xs, x + i, i, take, k, b);
+        r->n += take;
+        i += take;
+    }
+}
+
+/* The scale exponent of the LEN elements at X under R's daz, or
+ * MX_NAN_BLOCK if one is an infinity or a NaN. */
+static int block_exp(const mx_run *r, fpk_mx_rule rule, const float *x, size_t len)
+{
+    uint32_t amax = 0, nonfinite = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint32_t bits;
+        memcpy(&bits, &x[i], sizeof bits);
+        uint32_t mag = bits & INT32_MAX, finite = mag < F32_INF ? mag : 0;
+        nonfinite |= mag >= F32_INF;
+        amax = finite > amax ? finite : amax;
+    }
+    if (nonfinite)
+        return MX_NAN_BLOCK;
+    return scale_exp(r->elem, rule, r->ec.daz && amax < F32_MIN_NORMAL ? 0 : amax);
 }
 
 bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, const float *x,
@@ -67,58 +350,31 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
         return false;
     if (block == 0)
         block = FPK_MX_BLOCK;
-    fpk_ctx ec = *c;
-    ec.saturate = true; /* §6.3: "clamping normal numbers" */
-    const uint64_t counter = c->sr_counter;
+    mx_run r = {.elem = elem, .ec = *c, .counter = c->sr_counter, .enc = enc, .y = y,
+                .blocks = blocks};
+    r.ec.saturate = true; /* §6.3: "clamping normal numbers" */
+    r.qc = r.ec;
+    r.qc.saturate = r.qc.daz = false;
+    r.qc.flags = 0;
+    r.maxf = scaled_value(elem, elem->max_finite, 0);
+    r.min_norm = (uint32_t)(elem->emin + 127) << 23;
+    const bool pieces = fpki_array_fast(elem, &r.qc);
     for (size_t first = 0, b = 0; first < n; first += block, b++) {
         size_t len = n - first < block ? n - first : block;
-        uint32_t amax = 0;
-        bool nonfinite = false;
-        for (size_t i = 0; i < len; i++) {
-            uint32_t bits;
-            memcpy(&bits, &x[first + i], sizeof bits);
-            uint32_t mag = bits & INT32_MAX;
-            if (c->daz && mag < F32_MIN_NORMAL)
-                mag = 0;
-            nonfinite |= mag >= F32_INF;
-            amax = mag > amax && mag < F32_INF ? mag : amax;
-        }
-        fpk_mx_block rep = {.scale = nonfinite ? fpk_e8m0.nan : 0};
-        int k = scale_exp(elem, rule, amax);
-        if (!nonfinite)
-            rep.scale = (fpk_bits)(k + fpk_e8m0.bias);
-        for (size_t i = first; i < first + len; i++) {
-            uint32_t bits, out = fpk_fp32.nan;
-            memcpy(&bits, &x[i], sizeof bits);
-            fpk_bits p = elem->nan;
-            if (!nonfinite) {
-                fpki_unpacked u = fpki_unpack(&fpk_fp32, bits, &ec);
-                if (u.cls == FPK_CLASS_ZERO) {
-                    p = fpki_zero(elem, u.sign);
-                } else {
-                    unsigned flags = ec.flags;
-                    ec.flags = 0;
-                    ec.sr_counter = counter + i;
-                    p = fpki_round_pack(elem, u.sign, (int64_t)u.exp - k, 0, u.sig, &ec);
-                    rep.saturated += (ec.flags & FPK_OVERFLOW) != 0;
-                    fpk_class cls = fpki_classify(elem, p);
-                    rep.flushed += cls == FPK_CLASS_ZERO;
-                    rep.subnormal += cls == FPK_CLASS_SUBNORMAL;
-                    ec.flags |= flags;
-                }
-                out = scaled_value(elem, p, k);
-            }
-            if (enc)
-                enc[i] = (uint8_t)p;
-            if (y)
-                memcpy(&y[i], &out, sizeof out);
-        }
+        int k = block_exp(&r, rule, x + first, len);
+        fpk_bits scale = k == MX_NAN_BLOCK ? fpk_e8m0.nan : (fpk_bits)(k + fpk_e8m0.bias);
         if (scales)
-            scales[b] = (uint8_t)rep.scale;
+            scales[b] = (uint8_t)scale;
         if (blocks)
-            blocks[b] = rep;
+            blocks[b] = (fpk_mx_block){.scale = scale};
+        if (pieces)
+            block_to_pieces(&r, x, first, len, k, b);
+        else
+            block_by_element(&r, x, first, len, k, b);
     }
-    c->flags = ec.flags;
-    c->sr_counter = counter + n;
+    if (r.n)
+        mx_flush(&r);
+    c->flags = r.ec.flags | r.qc.flags;
+    c->sr_counter = r.counter + n;
     return true;
 }

@@ -6,6 +6,7 @@
  * the arithmetic.  tests/check_mldtypes.py checks random blocks against
  * ml_dtypes. */
 #include <check.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -307,6 +308,137 @@ START_TEST(test_sr_pieces)
 }
 END_TEST
 
+/* A block's elements: near a random exponent B, some far below it (their
+ * products fall below float32's normal range), with tu_gen's significands
+ * (ties for ELEM among them) and signs, and zeros, float32 subnormals,
+ * and now and then an infinity or a NaN. */
+static void gen_block(tu_rng *r, const fpk_format *elem, float *x, size_t len)
+{
+    int base = (int)tu_rng_below(r, 280) - 20; /* biased: subnormal to FLT_MAX */
+    bool tiny_block = tu_rng_below(r, 16) == 0;
+    for (size_t i = 0; i < len; i++) {
+        uint32_t bits = (uint32_t)tu_gen(&fpk_fp32, elem, r), pick = (uint32_t)tu_rng_below(r, 20);
+        int e = base;
+        if (pick < 3)
+            bits &= UINT32_C(0x80000000); /* a zero */
+        else if (pick < 4 || tiny_block)
+            bits &= UINT32_C(0x807fffff); /* a subnormal */
+        else if (pick < 5 && tu_rng_below(r, 20) == 0)
+            bits |= UINT32_C(0x7f800000); /* an infinity or a NaN */
+        else {
+            e -= pick < 12 ? (int)tu_rng_below(r, 3) : (int)tu_rng_below(r, 170);
+            e = e < 1 ? 1 : e > 254 ? 254 : e;
+            bits = (bits & UINT32_C(0x807fffff)) | (uint32_t)e << 23;
+        }
+        memcpy(&x[i], &bits, sizeof bits);
+    }
+}
+
+/* fpk_mx_quantize against the core element by element: each element
+ * rounded alone by fpk_from_double_scaled (X * 2^-k rounded once, under
+ * saturation) with its SR counter; its value P * 2^k, its block's counts
+ * and the call's flags from those results. */
+static void check_against_core(tu_report *rep, const fpk_format *elem, fpk_mx_rule rule,
+                               size_t block, const float *x, size_t n, fpk_ctx c0)
+{
+    enum { MOST = 3000 };
+    uint8_t enc[MOST], scales[MOST];
+    float y[MOST];
+    fpk_mx_block blocks[MOST];
+    ck_assert(n <= MOST);
+    fpk_ctx c = c0;
+    ck_assert(fpk_mx_quantize(elem, rule, block, x, n, enc, scales, y, blocks, &c));
+    unsigned flags = c0.flags;
+    for (size_t first = 0, b = 0; first < n; first += block, b++) {
+        size_t len = n - first < block ? n - first : block;
+        float amax = 0;
+        bool nonfinite = false;
+        for (size_t i = first; i < first + len; i++) {
+            float v = fabsf(x[i]);
+            nonfinite |= !isfinite(v);
+            if (isfinite(v) && v > amax && !(c0.daz && v < FLT_MIN))
+                amax = v;
+        }
+        fpk_mx_block want = {nonfinite ? fpk_e8m0.nan : fpk_mx_scale(elem, rule, amax), 0, 0, 0};
+        int k = (int)want.scale - fpk_e8m0.bias;
+        for (size_t i = first; i < first + len; i++) {
+            fpk_bits p = elem->nan;
+            double value = NAN;
+            unsigned f = 0;
+            if (!nonfinite) {
+                double v = c0.daz && fabsf(x[i]) < FLT_MIN ? copysign(0.0, x[i]) : x[i];
+                fpk_ctx e = c0;
+                e.flags = 0;
+                e.saturate = true;
+                e.daz = false;
+                e.sr_counter = c0.sr_counter + i;
+                p = fpk_from_double_scaled(elem, v, ldexp(1, -k), &e);
+                f = e.flags;
+                value = ldexp(fpk_to_double(elem, p), k); /* exact, or 2^128 */
+                fpk_class cls = fpk_classify(elem, p);
+                want.saturated += (f & FPK_OVERFLOW) != 0;
+                want.flushed += v != 0 && cls == FPK_CLASS_ZERO;
+                want.subnormal += cls == FPK_CLASS_SUBNORMAL;
+            }
+            flags |= f;
+            float w = (float)value;
+            tu_check(rep, elem, (ref_result){p, 0}, enc[i], 0, "%s %s %s block %zu: element %zu (%a)",
+                     elem->name, tu_mode_name(c0.round), rule == FPK_MX_CEIL ? "ceil" : "floor",
+                     block, i, (double)x[i]);
+            if (!same_float(y[i], w) || (isnan(w) && memcmp(&y[i], &(float){NAN}, 4)))
+                tu_fail(rep, "%s %s: element %zu (%a) stands for %a, expected %a", elem->name,
+                        tu_mode_name(c0.round), i, (double)x[i], (double)y[i], (double)w);
+        }
+        const fpk_mx_block *g = &blocks[b];
+        if (scales[b] != want.scale || g->scale != want.scale || g->saturated != want.saturated ||
+            g->flushed != want.flushed || g->subnormal != want.subnormal)
+            tu_fail(rep, "%s %s: block %zu: scale %02x saturated %u flushed %u subnormal %u, "
+                         "expected %02x %u %u %u",
+                    elem->name, tu_mode_name(c0.round), b, (unsigned)g->scale, (unsigned)g->saturated,
+                    (unsigned)g->flushed, (unsigned)g->subnormal, (unsigned)want.scale,
+                    (unsigned)want.saturated, (unsigned)want.flushed, (unsigned)want.subnormal);
+    }
+    if (c.flags != flags || c.sr_counter != c0.sr_counter + n)
+        tu_fail(rep, "%s %s: flags %s, counter +%" PRIu64 ", expected %s, +%zu", elem->name,
+                tu_mode_name(c0.round), tu_flags_name(c.flags).s, c.sr_counter - c0.sr_counter,
+                tu_flags_name(flags).s, n);
+}
+
+START_TEST(test_against_core)
+{
+    enum { N = 3000 }; /* (pieces of 1024 inside) */
+    static const size_t block_sizes[] = {FPK_MX_BLOCK, 5, 1, 1500};
+    static float x[N];
+    tu_rng r;
+    tu_rng_init(&r, tu_seed(SUITE));
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    for (size_t f = 0; fpk_formats[f]; f++) {
+        const fpk_format *elem = fpk_formats[f];
+        if (fpk_mx_scale(elem, FPK_MX_FLOOR, 1) == fpk_e8m0.nan)
+            continue; /* not an MX element format */
+        for (size_t s = 0; s < sizeof block_sizes / sizeof *block_sizes; s++) {
+            size_t block = block_sizes[s];
+            for (size_t first = 0; first < N; first += block)
+                gen_block(&r, elem, x + first, N - first < block ? N - first : block);
+            for (int m = 0; m <= FPK_SR; m++)
+                for (int v = 0; v < TU_VARIANT_COUNT; v++) {
+                    if (tu_variants[v].saturate)
+                        continue; /* (MX always saturates) */
+                    fpk_ctx c = tu_ctx((fpk_round)m, &tu_variants[v]);
+                    c.sr_seed = tu_rng_next(&r);
+                    c.sr_counter = tu_rng_next(&r) >> 1;
+                    c.flags = tu_rng_below(&r, 2) ? FPK_INVALID : 0; /* kept */
+                    check_against_core(&rep, elem, FPK_MX_FLOOR, block, x, N, c);
+                    check_against_core(&rep, elem, FPK_MX_CEIL, block, x, N, c);
+                }
+        }
+        tu_report_line(&rep, "%s against the core, every mode and option", elem->name);
+    }
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mx");
@@ -315,6 +447,7 @@ int main(void)
     tcase_add_test(tc, test_quantize);
     tcase_add_test(tc, test_flags_and_counter);
     tcase_add_test(tc, test_sr_pieces);
+    tcase_add_test(tc, test_against_core);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
