@@ -194,6 +194,24 @@ assert (f["underflow"], f["subnormal"], f["overflow"]) == (32, 0, 32), f
 EOF
 then ok; else bad "f64: elements below float32's range do not count as MX underflow"; fi
 
+# The same as float32, in rows of 48 (blocks of 32 and 16): the least
+# subnormal flushes; a block with an infinity (15 ones) and one with a NaN
+# (16 ones and 15 twos) are NaN blocks, whose 46 nonzero finite elements
+# overflow (the infinity and the NaN are counted as such, not here).
+"$py" -c '
+import numpy as np, sys
+x = np.array([0] * 31 + [1e-45] + [np.inf] + [1] * 31 + [np.nan] + [2] * 30 + [0], "<f4")
+np.save(sys.argv[1], x.reshape(2, 48))' "$tmp/f32nan.npy"
+good f32nan --formats mxfp8,mxfp4 --json - "$tmp/f32nan.npy"
+if python3 - "$tmp/f32nan.out" <<'EOF'
+import json, sys
+f = json.load(open(sys.argv[1]))["total"]["formats"]
+for name in ("mxfp8", "mxfp4"):
+    got = (f[name]["underflow"], f[name]["subnormal"], f[name]["overflow"])
+    assert got == (1, 0, 46), (name, f[name])
+EOF
+then ok; else bad "f32nan: the elements of NaN blocks are not counted as overflow once each"; fi
+
 # The SQNR where results overflow (e4m3 and fp16 give NaN and inf, which
 # the SQNR leaves out, element and error both), against numpy and
 # ml_dtypes, with 1 and 2 threads.

@@ -169,10 +169,14 @@ static fpk_ctx quant_ctx(const grad_quant *q, uint64_t i)
 }
 
 /* One MX format on X32[0..N-1], a piece of the stream starting on a block
- * boundary: the results into Y, the blocks' counts into K. */
-static void mx_quantize(const grad_quant *q, const fpk_format *elem, const float *x32, float *y,
-                        size_t n, fpk_format_counts *k)
+ * boundary: the results into Y, the blocks' counts into K.  Returns the
+ * nonzero finite elements of blocks with the NaN scale, whose results are
+ * NaN: the only results that are not finite (FPK_MX_FLOOR's are all below
+ * 2^128). */
+static uint64_t mx_quantize(const grad_quant *q, const fpk_format *elem, const float *x32,
+                            float *y, size_t n, fpk_format_counts *k)
 {
+    uint64_t nan = 0;
     fpk_mx_block blocks[PIECE_BLOCKS];
     for (size_t done = 0; done < n;) {
         uint64_t row_left = q->rowlen - (q->pos + done) % q->rowlen;
@@ -186,9 +190,15 @@ static void mx_quantize(const grad_quant *q, const fpk_format *elem, const float
             k->underflow += blocks[b].flushed;
             k->subnormal += blocks[b].subnormal;
             k->overflow += blocks[b].saturated;
+            if (blocks[b].scale != fpk_e8m0.nan)
+                continue;
+            const float *v = x32 + done + b * FPK_MX_BLOCK;
+            for (size_t i = 0; i < FPK_MX_BLOCK && b * FPK_MX_BLOCK + i < len; i++)
+                nan += fabsf(v[i]) <= FLT_MAX && v[i] != 0;
         }
         done += len;
     }
+    return nan;
 }
 
 /* The result of X * S in the per-tensor format F, divided by S again, in
@@ -258,18 +268,12 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
         const fpk_format *f = run->formats[j];
         double fx2[FPK_LANES] = {0}, e2[FPK_LANES] = {0};
         if (grad_is_mx(f)) {
-            mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
-            uint64_t nan = 0, nonfinite = 0; /* NaN: in a block with a NaN or an infinity */
-            for (size_t i = 0; i < n; i++) {
-                int counted = (fabsf(x32[i]) <= FLT_MAX) & (x32[i] != 0);
-                nan += counted & isnan(y[i]);
-                nonfinite += counted & !(fabsf(y[i]) <= FLT_MAX);
-            }
+            uint64_t nan = mx_quantize(q, mx_element(f), x32, y, n, &k[j]);
             k[j].overflow += nan;
-            if (nonfinite == 0)
+            if (nan == 0)
                 share_x2(x32, n, x2, &have_x2);
-            fpk_array_sqerr(x32, y, n, nonfinite ? fx2 : NULL, e2);
-            add_lanes(&e[j], nonfinite ? fx2 : x2, e2);
+            fpk_array_sqerr(x32, y, n, nan ? fx2 : NULL, e2);
+            add_lanes(&e[j], nan ? fx2 : x2, e2);
         } else if (at[j] >= 0) {
             if (!(pc[at[j]].flags & FPK_OVERFLOW)) {
                 share_x2(x32, n, x2, &have_x2);
