@@ -10,6 +10,11 @@
  *   - the squared errors behind fpgrad's SQNR for fp16, bf16, e4m3 and
  *     e5m2 in one pass for all (fpk_array_quantize_sqerr_formats) and in
  *     one pass each;
+ *   - MX quantisation (fpk_mx_quantize, blocks of 32, values out) into
+ *     E4M3 and E5M2 (a piece at a time through the array kernels) and
+ *     E2M1 (element by element through the core), in calls of 1024
+ *     blocks as fpgrad makes them, next to MPFR's rounding into the same
+ *     element format alone;
  *   - fpgrad's statistics for fp16, bf16, e4m3 and e5m2 at once
  *     (fpk_stats_add_array) next to fpk_stats_add on the same values as
  *     doubles;
@@ -261,6 +266,26 @@ static double time_array(const fpk_format *f, fpk_round mode, kind k, void *out,
             fpk_array_convert(f, out, FPK_DTYPE_F32, data, N, &c, threads);
         double t = (threads > 1 ? wall_now() : cpu_now()) - t0;
         sink += c.flags + ((uint8_t *)out)[N / 3];
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* fpk_mx_quantize of the data into ELEM's blocks of 32 under RNE, the
+ * values into OUT, in calls of MX_CALL elements. */
+#define MX_CALL (1024 * FPK_MX_BLOCK)
+static double time_mx(const fpk_format *elem, float *out)
+{
+    static fpk_mx_block blocks[MX_CALL / FPK_MX_BLOCK];
+    double best = 1e30;
+    for (int r = 0; r < REPS; r++) {
+        fpk_ctx c = fpk_ctx_default();
+        double t0 = cpu_now();
+        for (size_t i = 0; i < N; i += MX_CALL)
+            fpk_mx_quantize(elem, FPK_MX_FLOOR, 0, (const float *)(const void *)(data + i),
+                            MX_CALL, NULL, NULL, out + i, blocks, &c);
+        double t = cpu_now() - t0;
+        sink += c.flags + blocks[7].saturated + (uint32_t)out[N / 3];
         best = t < best ? t : best;
     }
     return best;
@@ -708,9 +733,11 @@ int main(int argc, char **argv)
                     {FPK_RTZ, CONVERT, "rtz"},
                     {FPK_SR, CONVERT, "sr"},
                     {FPK_RNE, QUANTIZE, "rne quantize"}};
+    double mpfr_rne[sizeof targets / sizeof targets[0]];
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
         const fpk_format *f = targets[t];
         double mpfr[3] = {time_mpfr(f, FPK_RNE), time_mpfr(f, FPK_RTZ), time_mpfr_sr(f)};
+        mpfr_rne[t] = mpfr[0];
         double scalar = time_scalar(f, FPK_RNE);
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             double s = time_array(f, variants[v].mode, variants[v].k, out, 1);
@@ -742,6 +769,21 @@ int main(int argc, char **argv)
         snprintf(extra, sizeof extra, "%6.0f ns a call more than one call",
                  (t - whole) / (double)(N / call) * 1e9);
         row(what, t, N, extra);
+    }
+    static const struct {
+        const fpk_format *elem;
+        size_t target; /* the MPFR rows' of ELEM; SIZE_MAX: none */
+        const char *what;
+    } mx[] = {{&fpk_e4m3, 3, "mx e4m3 rne, blocks of 32"},
+              {&fpk_e5m2, 4, "mx e5m2 rne, blocks of 32"},
+              {&fpk_e2m1, SIZE_MAX, "mx e2m1 rne, element by element"}};
+    for (size_t m = 0; m < sizeof mx / sizeof mx[0]; m++) {
+        double t = time_mx(mx[m].elem, out);
+        char extra[96] = "";
+        if (mx[m].target != SIZE_MAX)
+            snprintf(extra, sizeof extra, "%6.0fx MPFR (its rounding alone)",
+                     mpfr_rne[mx[m].target] / t);
+        row(mx[m].what, t, N, extra);
     }
     free(out);
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t += 3) {

@@ -149,6 +149,39 @@ typedef bool fpki_sqerr_fn(const fpki_conv *p, int nf, const uint32_t *x, size_t
                            double *e2, unsigned *flags);
 extern fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT];
 
+/* MX quantisation (mx.c) scales a block's elements by 2^-k on their
+ * exponent bits, a span at a time, and the results back by 2^k.  A span's
+ * constants: SHIFT is k << 23 (mod 2^32); magnitudes in LO + [0, SPAN]
+ * scale plainly (LO UINT32_MAX, SPAN 0: none); those below ZERO_BELOW
+ * are zeros (1, or the least normal under daz); MIN_NORM is the element
+ * format's least normal as float32 bits. */
+typedef struct fpki_mxspan {
+    uint32_t shift, lo, span, zero_below, min_norm;
+} fpki_mxspan;
+
+/* The largest finite magnitude of the N float32s at X, as bits, plus
+ * 2^32 if one is an infinity or a NaN. */
+typedef uint64_t fpki_mxmax_fn(const uint32_t *x, size_t n);
+extern fpki_mxmax_fn *const fpki_mxmax_fns[FPKI_ISA_COUNT];
+
+/* XS[j] := X[j]'s sign bit alone where its magnitude is below
+ * S->zero_below, otherwise X[j] - S->shift, for j < N; bit j % 8 of
+ * ODD[j / 8] := whether it is one of the latter and lies outside S's
+ * window (those XS[j] are left to mx.c).  Returns whether any bit is set.
+ * ODD holds N / 8 + 2 bytes at least. */
+typedef bool fpki_mxdown_fn(const fpki_mxspan *s, const uint32_t *x, uint32_t *xs, size_t n,
+                            uint8_t *odd);
+extern fpki_mxdown_fn *const fpki_mxdown_fns[FPKI_ISA_COUNT];
+
+/* For j < N, the results Q[j] of the scaled elements XS[j]: Y[j] := Q[j]
+ * + S->shift where Q[j] is not a zero (Y NULL: none), and COUNTS[0] += how
+ * many Q[j] are zeros where XS[j] is not, COUNTS[1] += how many are
+ * nonzero below S->min_norm; returns whether any nonzero Q[j] lies
+ * outside S's window (those Y[j] are left to mx.c). */
+typedef bool fpki_mxup_fn(const fpki_mxspan *s, const uint32_t *q, const uint32_t *xs,
+                          uint32_t *y, size_t n, uint32_t counts[2]);
+extern fpki_mxup_fn *const fpki_mxup_fns[FPKI_ISA_COUNT];
+
 /* The encoding of element I of X, an array of dtype T in host order. */
 static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
 {

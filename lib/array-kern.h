@@ -675,4 +675,60 @@ FPKI_INLINE unsigned fpki_lanes_any(const float *x, const float *y, size_t n, un
     return l;
 }
 
+/* fpki_mxmax_fn's body. */
+FPKI_INLINE uint64_t fpki_mxmax_any(const uint32_t *x, size_t n)
+{
+    uint32_t amax = 0, nonfinite = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t mag = x[i] & FPKI_F32_MAG;
+        nonfinite |= mag >= FPKI_F32_INF;
+        amax = fpki_sel(mag > amax && mag < FPKI_F32_INF, mag, amax);
+    }
+    return amax | (uint64_t)(nonfinite != 0) << 32;
+}
+
+/* Whether magnitude bits MAG lie outside S's window, as 0 or 1. */
+FPKI_INLINE uint32_t fpki_mx_outside(const fpki_mxspan *s, uint32_t mag)
+{
+    return mag - s->lo > s->span;
+}
+
+/* fpki_mxdown_fn's body (free of branches: half the elements of a
+ * gradient may be zeros, at random). */
+FPKI_INLINE bool fpki_mxdown_any(const fpki_mxspan *s, const uint32_t *x, uint32_t *xs,
+                                 size_t n, uint8_t *odd)
+{
+    uint32_t any = 0;
+    for (size_t j0 = 0; j0 < n; j0 += 8) {
+        uint32_t bits = 0;
+        for (size_t j = j0; j < n && j < j0 + 8; j++) {
+            uint32_t mag = x[j] & FPKI_F32_MAG;
+            uint32_t keep = -(uint32_t)(mag >= s->zero_below); /* all ones, or 0: a zero */
+            xs[j] = (x[j] & FPKI_F32_SIGN) | ((mag - s->shift) & keep);
+            bits |= (keep & fpki_mx_outside(s, mag)) << (j - j0);
+        }
+        odd[j0 / 8] = (uint8_t)bits;
+        any |= bits;
+    }
+    return any != 0;
+}
+
+/* fpki_mxup_fn's body. */
+FPKI_INLINE bool fpki_mxup_any(const fpki_mxspan *s, const uint32_t *q, const uint32_t *xs,
+                               uint32_t *y, size_t n, uint32_t counts[2])
+{
+    uint32_t odd = 0, flushed = 0, subnormal = 0;
+    for (size_t j = 0; j < n; j++) {
+        uint32_t mag = q[j] & FPKI_F32_MAG, nonzero = -(uint32_t)(mag != 0);
+        if (y)
+            y[j] = q[j] + (s->shift & nonzero);
+        odd |= nonzero & fpki_mx_outside(s, mag);
+        flushed += ~nonzero & ((xs[j] & FPKI_F32_MAG) != 0);
+        subnormal += mag - 1 < s->min_norm - 1; /* (mag - 1 wraps for a zero) */
+    }
+    counts[0] += flushed;
+    counts[1] += subnormal;
+    return odd;
+}
+
 #endif

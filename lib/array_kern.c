@@ -52,6 +52,23 @@ static void srfix_c(const fpki_srkeys *k, const uint32_t *x, size_t n, uint64_t 
     fpki_srfix_any(k, x, n, index, delta);
 }
 
+static uint64_t mxmax_c(const uint32_t *x, size_t n)
+{
+    return fpki_mxmax_any(x, n);
+}
+
+static bool mxdown_c(const fpki_mxspan *s, const uint32_t *x, uint32_t *xs, size_t n,
+                     uint8_t *odd)
+{
+    return fpki_mxdown_any(s, x, xs, n, odd);
+}
+
+static bool mxup_c(const fpki_mxspan *s, const uint32_t *q, const uint32_t *xs, uint32_t *y,
+                   size_t n, uint32_t counts[2])
+{
+    return fpki_mxup_any(s, q, xs, y, n, counts);
+}
+
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, fpki_conv_avx2, fpki_conv_avx512};
@@ -61,6 +78,10 @@ fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, fpki_srfix_avx2,
 fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT] = {lanes_c, fpki_lanes_avx2, fpki_lanes_avx512};
 fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, fpki_sqerr_avx2,
                                                        fpki_sqerr_avx512};
+fpki_mxmax_fn *const fpki_mxmax_fns[FPKI_ISA_COUNT] = {mxmax_c, fpki_mxmax_avx2, fpki_mxmax_avx512};
+fpki_mxdown_fn *const fpki_mxdown_fns[FPKI_ISA_COUNT] = {mxdown_c, fpki_mxdown_avx2,
+                                                         fpki_mxdown_avx512};
+fpki_mxup_fn *const fpki_mxup_fns[FPKI_ISA_COUNT] = {mxup_c, fpki_mxup_avx2, fpki_mxup_avx512};
 #else
 fpki_conv_fn *const fpki_conv_fns[FPKI_ISA_COUNT] = {conv_c, conv_c, conv_c};
 fpki_widen_fn *const fpki_widen_fns[FPKI_ISA_COUNT] = {widen_c, widen_c, widen_c};
@@ -68,4 +89,7 @@ fpki_stats_fn *const fpki_stats_fns[FPKI_ISA_COUNT] = {stats_c, stats_c, stats_c
 fpki_srfix_fn *const fpki_srfix_fns[FPKI_ISA_COUNT] = {srfix_c, srfix_c, srfix_c};
 fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT] = {lanes_c, lanes_c, lanes_c};
 fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] = {sqerr_none, sqerr_none, sqerr_none};
+fpki_mxmax_fn *const fpki_mxmax_fns[FPKI_ISA_COUNT] = {mxmax_c, mxmax_c, mxmax_c};
+fpki_mxdown_fn *const fpki_mxdown_fns[FPKI_ISA_COUNT] = {mxdown_c, mxdown_c, mxdown_c};
+fpki_mxup_fn *const fpki_mxup_fns[FPKI_ISA_COUNT] = {mxup_c, mxup_c, mxup_c};
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "array-impl.h"
+#include "array-kern.h"
 #include "fpkit-impl.h"
 
 #define F32_INF UINT32_C(0x7f800000)
@@ -90,6 +91,9 @@ typedef struct mx_run {
     uint8_t *enc;
     float *y;
     fpk_mx_block *blocks;
+    fpki_mxmax_fn *max_fn; /* the kernels of the CPU's set */
+    fpki_mxdown_fn *down_fn;
+    fpki_mxup_fn *up_fn;
     size_t first, n, nseg;
     mx_seg seg[MX_SEGS];
     uint32_t xs[MX_PIECE];
@@ -168,94 +172,69 @@ static uint32_t exp_bits(int e)
     return (uint32_t)(e < 0 ? 0 : e > 255 ? 255 : e) << 23;
 }
 
-/* A window of magnitude bits: LO + [0, SPAN]; none: LO UINT32_MAX, SPAN
- * 0. */
-typedef struct mx_window {
-    uint32_t lo, span;
-} mx_window;
-
-static mx_window window(uint32_t lo, int64_t hi)
+/* The window LO + [0, HI - LO] of S (HI below LO: none). */
+static void set_window(fpki_mxspan *s, uint32_t lo, int64_t hi)
 {
-    return hi < lo ? (mx_window){UINT32_MAX, 0} : (mx_window){lo, (uint32_t)(hi - lo)};
+    s->lo = hi < lo ? UINT32_MAX : lo;
+    s->span = hi < lo ? 0 : (uint32_t)(hi - lo);
 }
 
-/* Whether magnitude bits MAG lie outside W, as 0 or 1, without a branch. */
-static inline uint32_t outside(mx_window w, uint32_t mag)
+/* The span constants of scale exponent K for scaling down: the normal
+ * magnitudes whose products are normal float32s within max finite
+ * R->maxf scale plainly. */
+static fpki_mxspan down_span(const mx_run *r, int k)
 {
-    return mag - w.lo > w.span;
+    fpki_mxspan s = {.shift = (uint32_t)k << 23,
+                     .zero_below = r->ec.daz ? F32_MIN_NORMAL : 1,
+                     .min_norm = r->min_norm};
+    int64_t hi = (int64_t)r->maxf + (int64_t)k * ((int64_t)1 << 23);
+    set_window(&s, exp_bits(k < 0 ? 1 : k + 1), hi > INT32_MAX ? INT32_MAX : hi);
+    return s;
 }
 
-/* The magnitudes that scale_span scales on their exponent bits under
- * scale exponent K: normal ones whose products are normal float32s within
- * max finite MAXF. */
-static mx_window plain_window(uint32_t maxf, int k)
+/* The same for scaling back by 2^K: the magnitudes whose products are
+ * normal float32s. */
+static fpki_mxspan up_span(const mx_run *r, int k)
 {
-    int64_t hi = (int64_t)maxf + (int64_t)k * ((int64_t)1 << 23);
-    return window(exp_bits(k < 0 ? 1 : k + 1), hi > INT32_MAX ? INT32_MAX : hi);
+    fpki_mxspan s = down_span(r, k);
+    s.shift = (uint32_t)k << 23;
+    set_window(&s, exp_bits(1 - k), (int64_t)exp_bits(255 - k) - 1);
+    return s;
 }
 
-/* XS[j] := the float32 bits of X[j] * 2^-K (daz applied) for every j < N
- * where they are those of a zero, or of a normal float32 within R's max
- * finite; returns whether any element is left to mx_exact.  (Free of
- * branches: half the elements of a gradient may be zeros, at random.) */
-static bool scale_span(const mx_run *r, uint32_t *xs, const float *x, size_t n, int k)
+/* XS[j] for the elements fpki_mxdown_fn left (bit j of ODD): the exact
+ * product, or its stand-in (scaled_down); beyond max finite, where every
+ * mode saturates to +-max finite, the core rounds element I + j for its
+ * flags and the count, and XS[j] holds +-max finite, which rounds
+ * exactly. */
+static void mx_exact(mx_run *r, uint32_t *xs, const float *x, const uint8_t *odd, size_t i,
+                     size_t n, int k, size_t b)
 {
-    const uint32_t shift = (uint32_t)k << 23;
-    const mx_window w = plain_window(r->maxf, k);
-    const uint32_t zero_below = r->ec.daz ? F32_MIN_NORMAL : 1;
-    uint32_t odd = 0;
     for (size_t j = 0; j < n; j++) {
-        uint32_t bits;
-        memcpy(&bits, &x[j], sizeof bits);
-        uint32_t mag = bits & INT32_MAX;
-        uint32_t keep = -(uint32_t)(mag >= zero_below); /* all ones, or 0 for a zero */
-        xs[j] = (bits & ~(uint32_t)INT32_MAX) | ((mag - shift) & keep);
-        odd |= keep & outside(w, mag);
-    }
-    return odd;
-}
-
-/* XS[j] for the elements scale_span left: the exact product, or its
- * stand-in (scaled_down); beyond max finite, where every mode saturates to
- * +-max finite, the core rounds element I + j for its flags and the count,
- * and XS[j] holds +-max finite, which rounds exactly. */
-static void mx_exact(mx_run *r, uint32_t *xs, const float *x, size_t i, size_t n, int k,
-                     size_t b)
-{
-    const mx_window w = plain_window(r->maxf, k);
-    const uint32_t zero_below = r->ec.daz ? F32_MIN_NORMAL : 1;
-    for (size_t j = 0; j < n; j++) {
-        uint32_t bits;
-        memcpy(&bits, &x[j], sizeof bits);
-        uint32_t mag = bits & INT32_MAX;
-        if (!((mag >= zero_below) & outside(w, mag))) /* (one branch, seldom taken) */
+        if (!odd[j / 8]) { /* (mostly) */
+            j |= 7;
             continue;
-        xs[j] = scaled_down(bits, k);
-        if ((xs[j] & INT32_MAX) > r->maxf) {
-            round_one(r, bits, k, i + j, b);
-            xs[j] = (bits & ~(uint32_t)INT32_MAX) | r->maxf;
+        }
+        if (odd[j / 8] >> (j % 8) & 1) {
+            uint32_t v;
+            memcpy(&v, &x[j], sizeof v);
+            xs[j] = scaled_down(v, k);
+            if ((xs[j] & INT32_MAX) > r->maxf) {
+                round_one(r, v, k, i + j, b);
+                xs[j] = (v & ~(uint32_t)INT32_MAX) | r->maxf;
+            }
         }
     }
 }
 
-/* Y[j] := the float32 bits of Q[j] * 2^K for J < N, Q[j] a float32 value
- * of an MX element format: on the exponent bits where the product is a
- * normal float32, by scaled_value elsewhere. */
-static void unscale_span(float *y, const uint32_t *q, size_t n, int k)
+/* Y[j] for the results fpki_mxup_fn left: Q[j] * 2^K by scaled_value,
+ * where the product is not a normal float32. */
+static void unscale_exact(const mx_run *r, float *y, const uint32_t *q, size_t n, int k)
 {
-    const uint32_t shift = (uint32_t)k << 23;
-    const mx_window w = window(exp_bits(1 - k), (int64_t)exp_bits(255 - k) - 1);
-    uint32_t odd = 0;
+    const fpki_mxspan s = up_span(r, k);
     for (size_t j = 0; j < n; j++) {
         uint32_t mag = q[j] & INT32_MAX;
-        uint32_t nonzero = -(uint32_t)(mag != 0);
-        uint32_t out = q[j] + (shift & nonzero);
-        odd |= nonzero & outside(w, mag);
-        memcpy(&y[j], &out, sizeof out);
-    }
-    for (size_t j = 0; odd && j < n; j++) {
-        uint32_t mag = q[j] & INT32_MAX;
-        if (mag && outside(w, mag))
+        if (mag && fpki_mx_outside(&s, mag))
             memcpy(&y[j], &(uint32_t){scaled_value(&fpk_fp32, q[j], k)}, sizeof(uint32_t));
     }
 }
@@ -287,18 +266,14 @@ static void mx_flush(mx_run *r)
         }
         if (r->enc)
             memcpy(r->enc + i, e + from, to - from);
-        if (r->y)
-            unscale_span(r->y + i, q + from, to - from, g->k);
+        const fpki_mxspan up = up_span(r, g->k);
+        uint32_t counts[2] = {0, 0};
+        uint32_t *y = r->y ? (uint32_t *)(void *)(r->y + i) : NULL;
+        if (r->up_fn(&up, q + from, r->xs + from, y, to - from, counts) && r->y)
+            unscale_exact(r, r->y + i, q + from, to - from, g->k);
         if (r->blocks) {
-            uint32_t flushed = 0, subnormal = 0;
-            for (size_t j = from; j < to; j++) {
-                /* (mag - 1 wraps for a zero) */
-                uint32_t mag = q[j] & INT32_MAX, was = r->xs[j] & INT32_MAX;
-                flushed += (mag - 1) >> 31 & (was != 0);
-                subnormal += mag - 1 < r->min_norm - 1;
-            }
-            r->blocks[g->block].flushed += flushed;
-            r->blocks[g->block].subnormal += subnormal;
+            r->blocks[g->block].flushed += counts[0];
+            r->blocks[g->block].subnormal += counts[1];
         }
     }
     r->first += r->n;
@@ -310,6 +285,8 @@ static void mx_flush(mx_run *r)
 static void block_to_pieces(mx_run *r, const float *x, size_t first, size_t len, int k,
                             size_t b)
 {
+    const fpki_mxspan down = down_span(r, k == MX_NAN_BLOCK ? 0 : k);
+    uint8_t odd[MX_PIECE / 8 + 2];
     for (size_t i = first; i < first + len;) {
         if (r->n == MX_PIECE || r->nseg == MX_SEGS)
             mx_flush(r);
@@ -318,8 +295,8 @@ static void block_to_pieces(mx_run *r, const float *x, size_t first, size_t len,
         r->seg[r->nseg++] = (mx_seg){r->n, b, k};
         if (k == MX_NAN_BLOCK)
             memset(xs, 0, take * sizeof *xs);
-        else if (scale_span(r, xs, x + i, take, k))
-            mx_exact(r, xs, x + i, i, take, k, b);
+        else if (r->down_fn(&down, (const uint32_t *)(const void *)(x + i), xs, take, odd))
+            mx_exact(r, xs, x + i, odd, i, take, k, b);
         r->n += take;
         i += take;
     }
@@ -329,16 +306,10 @@ static void block_to_pieces(mx_run *r, const float *x, size_t first, size_t len,
  * MX_NAN_BLOCK if one is an infinity or a NaN. */
 static int block_exp(const mx_run *r, fpk_mx_rule rule, const float *x, size_t len)
 {
-    uint32_t amax = 0, nonfinite = 0;
-    for (size_t i = 0; i < len; i++) {
-        uint32_t bits;
-        memcpy(&bits, &x[i], sizeof bits);
-        uint32_t mag = bits & INT32_MAX, finite = mag < F32_INF ? mag : 0;
-        nonfinite |= mag >= F32_INF;
-        amax = finite > amax ? finite : amax;
-    }
-    if (nonfinite)
+    uint64_t top = r->max_fn((const uint32_t *)(const void *)x, len);
+    if (top >> 32)
         return MX_NAN_BLOCK;
+    uint32_t amax = (uint32_t)top;
     return scale_exp(r->elem, rule, r->ec.daz && amax < F32_MIN_NORMAL ? 0 : amax);
 }
 
@@ -359,6 +330,10 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
     r.maxf = scaled_value(elem, elem->max_finite, 0);
     r.min_norm = (uint32_t)(elem->emin + 127) << 23;
     const bool pieces = fpki_array_fast(elem, &r.qc);
+    fpki_isa isa = fpki_isa_best();
+    r.max_fn = fpki_mxmax_fns[isa];
+    r.down_fn = fpki_mxdown_fns[isa];
+    r.up_fn = fpki_mxup_fns[isa];
     for (size_t first = 0, b = 0; first < n; first += block, b++) {
         size_t len = n - first < block ? n - first : block;
         int k = block_exp(&r, rule, x + first, len);
