@@ -192,13 +192,14 @@ static fpki_mxspan down_span(const mx_run *r, int k)
     return s;
 }
 
-/* The same for scaling back by 2^K: the magnitudes whose products are
- * normal float32s. */
+/* The same for scaling back by 2^K: the normal magnitudes whose products
+ * are normal float32s (an element format's values are normal float32s,
+ * but a window of normal ones alone stays right for any). */
 static fpki_mxspan up_span(const mx_run *r, int k)
 {
     fpki_mxspan s = down_span(r, k);
     s.shift = (uint32_t)k << 23;
-    set_window(&s, exp_bits(1 - k), (int64_t)exp_bits(255 - k) - 1);
+    set_window(&s, exp_bits(k > 0 ? 1 : 1 - k), (int64_t)exp_bits(255 - k) - 1);
     return s;
 }
 
