@@ -198,7 +198,6 @@ static fpki_mxspan down_span(const mx_run *r, int k)
 static fpki_mxspan up_span(const mx_run *r, int k)
 {
     fpki_mxspan s = down_span(r, k);
-    s.shift = (uint32_t)k << 23;
     set_window(&s, exp_bits(k > 0 ? 1 : 1 - k), (int64_t)exp_bits(255 - k) - 1);
     return s;
 }
@@ -228,14 +227,13 @@ static void mx_exact(mx_run *r, uint32_t *xs, const float *x, const uint8_t *odd
     }
 }
 
-/* Y[j] for the results fpki_mxup_fn left: Q[j] * 2^K by scaled_value,
- * where the product is not a normal float32. */
-static void unscale_exact(const mx_run *r, float *y, const uint32_t *q, size_t n, int k)
+/* Y[j] for the results fpki_mxup_fn left under UP (up_span's for K):
+ * Q[j] * 2^K by scaled_value, where the product is not a normal float32. */
+static void unscale_exact(const fpki_mxspan *up, float *y, const uint32_t *q, size_t n, int k)
 {
-    const fpki_mxspan s = up_span(r, k);
     for (size_t j = 0; j < n; j++) {
         uint32_t mag = q[j] & INT32_MAX;
-        if (mag && fpki_mx_outside(&s, mag))
+        if (mag && fpki_mx_outside(up, mag))
             memcpy(&y[j], &(uint32_t){scaled_value(&fpk_fp32, q[j], k)}, sizeof(uint32_t));
     }
 }
@@ -271,7 +269,7 @@ static void mx_flush(mx_run *r)
         uint32_t counts[2] = {0, 0};
         uint32_t *y = r->y ? (uint32_t *)(void *)(r->y + i) : NULL;
         if (r->up_fn(&up, q + from, r->xs + from, y, to - from, counts) && r->y)
-            unscale_exact(r, r->y + i, q + from, to - from, g->k);
+            unscale_exact(&up, r->y + i, q + from, to - from, g->k);
         if (r->blocks) {
             r->blocks[g->block].flushed += counts[0];
             r->blocks[g->block].subnormal += counts[1];
