@@ -61,6 +61,10 @@ typedef struct fpki_conv {
     size_t out_size;   /* bytes per output element: 1, 2 or 4 */
 } fpki_conv;
 
+/* *P := the kernels' fake quantisation of float32 into F under C, if they
+ * have one (fpki_array_fast). */
+bool fpki_quant_plan(fpki_conv *p, const fpk_format *f, const fpk_ctx *c);
+
 /* Converts X[0..N-1] (float32 encodings) into Z (N elements of
  * p->out_size bytes), element i with SR counter INDEX + i; returns the
  * flags raised.  Z may be X when both hold 4-byte elements.  STREAM asks
@@ -142,12 +146,21 @@ extern fpki_lanes_fn *const fpki_lanes_fns[FPKI_ISA_COUNT];
 /* The same for Y := X[0..N-1] quantised under each of P[0..NF-1]
  * (p->quant; NF at most FPKI_SQ_FORMATS), rounded and summed in one
  * pass: format j's errors into the lanes E2 + j * FPK_LANES (not NULL),
- * X2 with format 0's results, FLAGS[j] |= the flags it raises.  Returns
+ * X2 with format 0's results, FLAGS[j] |= the flags it raises (those
+ * raised already on entry need not be looked for again).  Returns
  * false, doing nothing, where the set has no such kernel for every P[j]. */
 #define FPKI_SQ_FORMATS 8
 typedef bool fpki_sqerr_fn(const fpki_conv *p, int nf, const uint32_t *x, size_t n, double *x2,
                            double *e2, unsigned *flags);
 extern fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT];
+
+/* fpki_stats_fn and then fpki_sqerr_fn over the same X, in one pass where
+ * the set has a kernel for both (the nonzero elements packed once);
+ * false, doing neither, where it has not. */
+typedef bool fpki_stats_sqerr_fn(const fpki_skeys *k, const uint32_t *x, size_t n,
+                                 fpki_sacc *acc, const fpki_conv *p, int nf, double *x2,
+                                 double *e2, unsigned *flags);
+extern fpki_stats_sqerr_fn *const fpki_stats_sqerr_fns[FPKI_ISA_COUNT];
 
 /* MX quantisation (mx.c) scales a block's elements by 2^-k on their
  * exponent bits, a span at a time, and the results back by 2^k.  A span's

@@ -17,6 +17,7 @@ fpki_stats_fn fpki_stats_avx2, fpki_stats_avx512;
 fpki_srfix_fn fpki_srfix_avx2, fpki_srfix_avx512;
 fpki_lanes_fn fpki_lanes_avx2, fpki_lanes_avx512;
 fpki_sqerr_fn fpki_sqerr_avx2, fpki_sqerr_avx512;
+fpki_stats_sqerr_fn fpki_stats_sqerr_avx512;
 fpki_mxmax_fn fpki_mxmax_avx2, fpki_mxmax_avx512;
 fpki_mxdown_fn fpki_mxdown_avx2, fpki_mxdown_avx512;
 fpki_mxup_fn fpki_mxup_avx2, fpki_mxup_avx512;

@@ -92,10 +92,15 @@ static bool plan(fpki_conv *p, const fpk_format *f, bool quant, fpk_dtype from, 
            (p->mode == FPK_RNE || p->mode == FPK_RTZ || (p->mode == FPK_SR && bits <= 32));
 }
 
+bool fpki_quant_plan(fpki_conv *p, const fpk_format *f, const fpk_ctx *c)
+{
+    return plan(p, f, true, FPK_DTYPE_F32, c);
+}
+
 bool fpki_array_fast(const fpk_format *f, const fpk_ctx *c)
 {
     fpki_conv p;
-    return plan(&p, f, true, FPK_DTYPE_F32, c);
+    return fpki_quant_plan(&p, f, c);
 }
 
 static void store(void *z, size_t i, size_t size, fpk_bits b)
@@ -258,7 +263,9 @@ bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const 
         int k = nf - j0 < FPKI_SQ_FORMATS ? nf - j0 : FPKI_SQ_FORMATS;
         double *gx2 = j0 ? NULL : x2, *ge2 = e2 ? e2 + FPK_LANES * j0 : NULL;
         fpki_conv p[FPKI_SQ_FORMATS];
-        unsigned flags[FPKI_SQ_FORMATS] = {0};
+        unsigned flags[FPKI_SQ_FORMATS];
+        for (int j = 0; j < k; j++)
+            flags[j] = c[j0 + j].flags;
         bool planned = ge2 != NULL;
         for (int j = 0; j < k && planned; j++)
             planned = plan(&p[j], f[j0 + j], true, FPK_DTYPE_F32, &c[j0 + j]);

@@ -691,8 +691,13 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
  * first pass keeps only running extremes (float32 subnormals are there
  * when the least nonzero magnitude is one); infinities and NaNs, seen in
  * the largest, take a second look. */
-TARGET_AVX512 void fpki_stats_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
-                                       fpki_sacc *acc)
+typedef struct sq_job sq_job;
+static void sq_packed(sq_job *q, const uint32_t *nz, size_t m, uint32_t least, uint32_t top,
+                      sq_ahead *pf);
+
+/* (SQ not NULL: each block's nonzero magnitudes go on to sq_packed.) */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, sq_job *sq)
 {
     ehist eh;
     memset(&eh, 0, sizeof eh);
@@ -715,10 +720,15 @@ TARGET_AVX512 void fpki_stats_avx512(const fpki_skeys *keys, const uint32_t *x, 
             m = first_pass(x + i0, len, true, false, bz, &top, &least, &neg_zeros);
         else
             m = first_pass(x + i0, len, false, false, bz, &top, &least, &neg_zeros);
+        uint32_t block_max = _mm512_reduce_max_epu32(top);
+        if (sq) { /* (the next block on its way meanwhile) */
+            size_t end = n - i0 - len < FPKI_SBLOCK ? n : i0 + len + FPKI_SBLOCK;
+            sq_ahead pf = {(const char *)(x + i0 + len), (const char *)(x + end)};
+            sq_packed(sq, bz, m, _mm512_reduce_min_epu32(least), block_max, &pf);
+        }
         /* Padding above every key, so that whole vectors can be read. */
         _mm512_storeu_si512(bz + m, minus1);
         uint32_t zeros = (uint32_t)(len - m), nonzero_finite = (uint32_t)m;
-        uint32_t block_max = _mm512_reduce_max_epu32(top);
         uint32_t block_lo = _mm512_reduce_min_epu32(least) - 1; /* all ones: no nonzero */
         uint32_t top_exp = block_max >> 23, lo_exp = (block_lo + 1) >> 23;
         bool any_sub = block_lo < 0x7fffffu;
@@ -803,6 +813,12 @@ TARGET_AVX512 void fpki_stats_avx512(const fpki_skeys *keys, const uint32_t *x, 
         eh_group(&eh, nz, (ptrdiff_t)left, sign, true);
     if (eh.base)
         eh_flush(&eh, acc->hist);
+}
+
+TARGET_AVX512 void fpki_stats_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
+                                       fpki_sacc *acc)
+{
+    stats_body(keys, x, n, acc, NULL);
 }
 
 /* fpki_srfix_any, 16 elements at a time.  An element rounded away from
@@ -993,30 +1009,66 @@ sqerr_masked(const near_consts *c, const uint32_t *x, __mmask16 live, bool want_
     return s;
 }
 
-/* One format's squared errors between blocks: its lanes and flags. */
+/* One format's squared errors between blocks: its lanes and flags, and
+ * whether it has raised the inexact flag and the underflow flag, after
+ * which rounding can raise no flag that counts (but on an overflow). */
 typedef struct sq_state {
     sq_lanes s;
     near_flags fl;
+    bool inexact, underflow;
 } sq_state;
 
+/* S with the squared errors of the 16 magnitudes A, none above max32, and
+ * their results Q: each error is exact in float32 (Q is zero or within a
+ * factor of two of A), so its square is exact in double and fused
+ * multiply-adds give the same sums. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+sq_exact16(__m512i a, __m512i q, bool want_x2, sq_lanes *s)
+{
+    __m512 af = _mm512_castsi512_ps(a);
+    __m512 e = _mm512_sub_ps(_mm512_castsi512_ps(q), af);
+    __m512d el = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
+    __m512d eh = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
+    s->e[0] = _mm512_fmadd_pd(el, el, s->e[0]);
+    s->e[1] = _mm512_fmadd_pd(eh, eh, s->e[1]);
+    if (want_x2) {
+        __m512d al = _mm512_cvtps_pd(_mm512_castps512_ps256(af));
+        __m512d ah =
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)));
+        s->x[0] = _mm512_fmadd_pd(al, al, s->x[0]);
+        s->x[1] = _mm512_fmadd_pd(ah, ah, s->x[1]);
+    }
+}
+
 /* Adds to *ST F's squared errors under MODE (RNE or RTZ, no options) of
- * the M nonzero magnitudes at NZ (M a multiple of 16), and of the TAIL
- * lanes of the 16 after them (X2 too, if WANT_X2).  Where none of 16 is
- * above max32 every result is finite and the error of each magnitude is
- * exact in float32 (its result is zero or within a factor of two of it),
- * so the 16 are summed unmasked; near16 and masked sums take the others,
- * sqerr_masked the tail. */
+ * the M nonzero magnitudes at NZ (M a multiple of 16), all in [LEAST,
+ * TOP], and of the TAIL lanes of the 16 after them (X2 too, if WANT_X2).
+ * Where none of 16 is above max32 every result is finite, so the 16 are
+ * summed unmasked (sq_exact16); near16 and masked sums take the others,
+ * sqerr_masked the tail.  Where none is above max32 and the flags the
+ * rounding could raise are raised already (none is tiny, or the
+ * underflow flag is), the loop only rounds and sums. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq_state *st,
-       const uint32_t *nz, size_t m, __mmask16 tail, sq_ahead *pf)
+       const uint32_t *nz, size_t m, uint32_t least, uint32_t top, __mmask16 tail,
+       sq_ahead *pf)
 {
     const near_consts c = near_setup(f, mode, true, p);
     sq_lanes s = st->s;
     near_flags fl = st->fl;
-    __m512i least = _mm512_set1_epi32(-1); /* rounded inexactly */
+    if (top <= c.k.max32 && st->inexact && (st->underflow || least >= c.k.tiny)) {
+        for (size_t r = 0; r < m; r += 16) {
+            sq_prefetch(pf);
+            __m512i a = _mm512_loadu_si512(nz + r), kv, qv;
+            near_round(&c, a, &kv, &qv);
+            sq_exact16(a, qv, want_x2, &s);
+        }
+        m = 0;
+    }
+    __m512i inexact_least = _mm512_set1_epi32(-1);
     for (size_t r = 0; r < m; r += 16) {
         sq_prefetch(pf);
-        __m512i a = _mm512_load_si512(nz + r);
+        __m512i a = _mm512_loadu_si512(nz + r);
         if (__builtin_expect(_mm512_cmpgt_epu32_mask(a, c.max32) != 0, 0)) {
             __m512 xv = _mm512_castsi512_ps(a);
             __m512 yv = _mm512_castsi512_ps(near16(&c, nz + r, 0xffff, 0, &fl));
@@ -1025,106 +1077,177 @@ sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq
         }
         __m512i kv, qv;
         near_round(&c, a, &kv, &qv);
-        least = _mm512_mask_min_epu32(least, _mm512_cmpneq_epi32_mask(qv, a), least, a);
-        __m512 af = _mm512_castsi512_ps(a);
-        __m512 e = _mm512_sub_ps(_mm512_castsi512_ps(qv), af);
-        /* squares of float32 values are exact in double: fused
-         * multiply-adds give the same sums */
-        __m512d el = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
-        __m512d eh =
-            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
-        s.e[0] = _mm512_fmadd_pd(el, el, s.e[0]);
-        s.e[1] = _mm512_fmadd_pd(eh, eh, s.e[1]);
-        if (want_x2) {
-            __m512d al = _mm512_cvtps_pd(_mm512_castps512_ps256(af));
-            __m512d ah =
-                _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(af), 1)));
-            s.x[0] = _mm512_fmadd_pd(al, al, s.x[0]);
-            s.x[1] = _mm512_fmadd_pd(ah, ah, s.x[1]);
-        }
+        inexact_least = _mm512_mask_min_epu32(inexact_least, _mm512_cmpneq_epi32_mask(qv, a),
+                                              inexact_least, a);
+        sq_exact16(a, qv, want_x2, &s);
     }
     if (tail)
         s = sqerr_masked(&c, nz + m, tail, want_x2, s, &fl);
-    fl.ix |= _mm512_cmpneq_epi32_mask(least, _mm512_set1_epi32(-1));
-    fl.uf |= _mm512_cmplt_epu32_mask(least, c.tiny);
+    fl.ix |= _mm512_cmpneq_epi32_mask(inexact_least, _mm512_set1_epi32(-1));
+    fl.uf |= _mm512_cmplt_epu32_mask(inexact_least, c.tiny);
     st->s = s;
     st->fl = fl;
+    st->inexact |= fl.ix != 0 || fl.of != 0;
+    st->underflow |= fl.uf != 0;
 }
 
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 sq_fmt(const fpk_format *f, const fpki_conv *p, bool want_x2, sq_state *st, const uint32_t *nz,
-       size_t m, __mmask16 tail, sq_ahead *pf)
+       size_t m, uint32_t least, uint32_t top, __mmask16 tail, sq_ahead *pf)
 {
     if (p->mode == FPK_RNE) {
         if (want_x2)
-            sq_run(f, FPK_RNE, true, p, st, nz, m, tail, pf);
+            sq_run(f, FPK_RNE, true, p, st, nz, m, least, top, tail, pf);
         else
-            sq_run(f, FPK_RNE, false, p, st, nz, m, tail, pf);
+            sq_run(f, FPK_RNE, false, p, st, nz, m, least, top, tail, pf);
     } else {
         if (want_x2)
-            sq_run(f, FPK_RTZ, true, p, st, nz, m, tail, pf);
+            sq_run(f, FPK_RTZ, true, p, st, nz, m, least, top, tail, pf);
         else
-            sq_run(f, FPK_RTZ, false, p, st, nz, m, tail, pf);
+            sq_run(f, FPK_RTZ, false, p, st, nz, m, least, top, tail, pf);
     }
 }
 
 TARGET_AVX512 static void sq_block(const fpki_conv *p, bool want_x2, sq_state *st,
-                                   const uint32_t *nz, size_t m, __mmask16 tail, sq_ahead *pf)
+                                   const uint32_t *nz, size_t m, uint32_t least, uint32_t top,
+                                   __mmask16 tail, sq_ahead *pf)
 {
     switch (p->fmt) {
-    case FPKI_K_FP16: sq_fmt(&fpki_k_fp16, p, want_x2, st, nz, m, tail, pf); break;
-    case FPKI_K_BF16: sq_fmt(&fpki_k_bf16, p, want_x2, st, nz, m, tail, pf); break;
-    case FPKI_K_TF32: sq_fmt(&fpki_k_tf32, p, want_x2, st, nz, m, tail, pf); break;
-    case FPKI_K_E4M3: sq_fmt(&fpki_k_e4m3, p, want_x2, st, nz, m, tail, pf); break;
-    default: sq_fmt(&fpki_k_e5m2, p, want_x2, st, nz, m, tail, pf); break;
+    case FPKI_K_FP16: sq_fmt(&fpki_k_fp16, p, want_x2, st, nz, m, least, top, tail, pf); break;
+    case FPKI_K_BF16: sq_fmt(&fpki_k_bf16, p, want_x2, st, nz, m, least, top, tail, pf); break;
+    case FPKI_K_TF32: sq_fmt(&fpki_k_tf32, p, want_x2, st, nz, m, least, top, tail, pf); break;
+    case FPKI_K_E4M3: sq_fmt(&fpki_k_e4m3, p, want_x2, st, nz, m, least, top, tail, pf); break;
+    default: sq_fmt(&fpki_k_e5m2, p, want_x2, st, nz, m, least, top, tail, pf); break;
+    }
+}
+
+/* Squared errors over nonzero magnitudes packed as they come, a block at a
+ * time (sq_packed), in whole vectors of 16: the fewer than 16 left of a
+ * block wait in CARRY for the next one's first, so that the k-th nonzero
+ * element of the call goes to lane k % 16 whatever the blocks. */
+struct sq_job {
+    const fpki_conv *p;
+    int nf;
+    bool want_x2;
+    sq_state st[FPKI_SQ_FORMATS];
+    uint32_t carry[16] __attribute__((aligned(64)));
+    size_t ncarry;
+    uint32_t carry_least, carry_top; /* bounds on the carried magnitudes */
+};
+
+/* Whether P[0..NF-1] have kernels here: RNE or RTZ without options. */
+static bool sq_plannable(const fpki_conv *p, int nf)
+{
+    for (int j = 0; j < nf; j++)
+        if (!near_plain(&p[j]) || !p[j].quant || (p[j].mode != FPK_RNE && p[j].mode != FPK_RTZ))
+            return false;
+    return true;
+}
+
+TARGET_AVX512 static void sq_start(sq_job *q, const fpki_conv *p, int nf, const double *x2,
+                                   const double *e2, const unsigned *flags)
+{
+    q->p = p;
+    q->nf = nf;
+    q->want_x2 = x2 != NULL;
+    for (int j = 0; j < nf; j++) {
+        lanes_load(j ? NULL : x2, e2 + FPK_LANES * j, q->st[j].s.x, q->st[j].s.e);
+        q->st[j].fl = (near_flags){0, 0, 0, 0};
+        q->st[j].inexact = flags[j] & FPK_INEXACT;
+        q->st[j].underflow = flags[j] & FPK_UNDERFLOW;
+    }
+    q->ncarry = 0;
+    q->carry_least = UINT32_MAX;
+    q->carry_top = 0;
+}
+
+/* Adds the M nonzero magnitudes at NZ, all in [LEAST, TOP], to Q: those
+ * that fill the carried vector, then whole vectors, the rest carried (PF:
+ * lines to prefetch meanwhile, or NULL). */
+TARGET_AVX512 static void sq_packed(sq_job *q, const uint32_t *nz, size_t m, uint32_t least,
+                                    uint32_t top, sq_ahead *pf)
+{
+    uint32_t lo = least < q->carry_least ? least : q->carry_least;
+    uint32_t hi = top > q->carry_top ? top : q->carry_top;
+    size_t i = 0;
+    if (q->ncarry) {
+        i = 16 - q->ncarry < m ? 16 - q->ncarry : m;
+        memcpy(q->carry + q->ncarry, nz, 4 * i);
+        q->ncarry += i;
+        if (q->ncarry == 16) {
+            for (int j = 0; j < q->nf; j++)
+                sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], q->carry, 16, lo, hi, 0,
+                         NULL);
+            q->ncarry = 0;
+        }
+    }
+    size_t whole = (m - i) & ~(size_t)15;
+    if (whole)
+        for (int j = 0; j < q->nf; j++)
+            sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], nz + i, whole, lo, hi, 0, pf);
+    memcpy(q->carry + q->ncarry, nz + i + whole, 4 * (m - i - whole));
+    q->ncarry += m - i - whole;
+    q->carry_least = q->ncarry ? lo : UINT32_MAX;
+    q->carry_top = q->ncarry ? hi : 0;
+}
+
+/* The carried magnitudes summed masked, then Q's lanes into X2 and E2 and
+ * its flags into FLAGS. */
+TARGET_AVX512 static void sq_finish(sq_job *q, double *x2, double *e2, unsigned *flags)
+{
+    for (int j = 0; j < q->nf; j++) {
+        if (q->ncarry)
+            sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], q->carry, 0, q->carry_least,
+                     q->carry_top, first_lanes(q->ncarry), NULL);
+        lanes_store(j ? NULL : x2, e2 + FPK_LANES * j, q->st[j].s.x, q->st[j].s.e);
+        near_flags fl = q->st[j].fl;
+        flags[j] |= kern_flags(fl.ix, fl.uf, fl.of, fl.inv);
     }
 }
 
 /* fpki_sqerr_fn with AVX-512, for formats under RNE or RTZ without
  * options: the nonzero magnitudes of SQ_BLOCK elements packed
  * (vpcompressd: zeros add nothing and raise nothing, and the signs
- * change no square) behind the fewer than 16 left from the last block,
- * then each format's errors summed 16 at a time over them while they are
- * in L1. */
+ * change no square), then each format's errors summed 16 at a time over
+ * them while they are in L1 (FLAGS[j] on entry: the flags raised already,
+ * not looked for again where nothing else can be raised). */
 TARGET_AVX512 bool fpki_sqerr_avx512(const fpki_conv *p, int nf, const uint32_t *x, size_t n,
                                        double *x2, double *e2, unsigned *flags)
 {
-    for (int j = 0; j < nf; j++)
-        if (!near_plain(&p[j]) || !p[j].quant || (p[j].mode != FPK_RNE && p[j].mode != FPK_RTZ))
-            return false;
-    sq_state st[FPKI_SQ_FORMATS];
-    for (int j = 0; j < nf; j++) {
-        lanes_load(j ? NULL : x2, e2 + FPK_LANES * j, st[j].s.x, st[j].s.e);
-        st[j].fl = (near_flags){0, 0, 0, 0};
-    }
-    uint32_t nz[SQ_BLOCK + 32] __attribute__((aligned(64)));
-    size_t left = 0;
+    if (!sq_plannable(p, nf))
+        return false;
+    sq_job q;
+    sq_start(&q, p, nf, x2, e2, flags);
+    uint32_t nz[SQ_BLOCK + 16] __attribute__((aligned(64)));
     for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
         size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK;
-        /* (the statistics' packing; the extremes it keeps go unused) */
         __m512i top = _mm512_setzero_si512(), least = _mm512_set1_epi32(-1);
         uint32_t neg_zeros = 0;
-        size_t m = left + (len == SQ_BLOCK
-                               ? first_pass(x + i0, len, false, true, nz + left, &top, &least,
-                                            &neg_zeros)
-                               : first_pass(x + i0, len, false, false, nz + left, &top, &least,
-                                            &neg_zeros));
-        size_t whole = m & ~(size_t)15;
+        size_t m = len == SQ_BLOCK
+                       ? first_pass(x + i0, len, false, true, nz, &top, &least, &neg_zeros)
+                       : first_pass(x + i0, len, false, false, nz, &top, &least, &neg_zeros);
         sq_ahead pf = sq_next_block(x, n, i0);
-        for (int j = 0; j < nf; j++)
-            sq_block(&p[j], j == 0 && x2, &st[j], nz, whole, 0, &pf);
-        left = m - whole;
-        _mm512_store_si512(nz, _mm512_loadu_si512(nz + whole));
+        sq_packed(&q, nz, m, _mm512_reduce_min_epu32(least), _mm512_reduce_max_epu32(top), &pf);
     }
-    for (int j = 0; j < nf; j++) {
-        if (left)
-            sq_block(&p[j], j == 0 && x2, &st[j], nz, 0, first_lanes(left), NULL);
-        lanes_store(j ? NULL : x2, e2 + FPK_LANES * j, st[j].s.x, st[j].s.e);
-        near_flags fl = st[j].fl;
-        flags[j] |= kern_flags(fl.ix, fl.uf, fl.of, fl.inv);
-    }
+    sq_finish(&q, x2, e2, flags);
     return true;
 }
+
+/* fpki_stats_sqerr_fn with AVX-512: the statistics' packing feeds the
+ * squared errors too. */
+TARGET_AVX512 bool fpki_stats_sqerr_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
+                                             fpki_sacc *acc, const fpki_conv *p, int nf,
+                                             double *x2, double *e2, unsigned *flags)
+{
+    if (keys->sign || !sq_plannable(p, nf))
+        return false;
+    sq_job q;
+    sq_start(&q, p, nf, x2, e2, flags);
+    stats_body(keys, x, n, acc, &q);
+    sq_finish(&q, x2, e2, flags);
+    return true;
+}
+
 /* MX scaling's kernels (fpki_mxmax_fn, fpki_mxdown_fn, fpki_mxup_fn),
  * 16 elements at a time, the last ones masked. */
 TARGET_AVX512 uint64_t fpki_mxmax_avx512(const uint32_t *x, size_t n)

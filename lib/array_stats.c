@@ -372,6 +372,40 @@ void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int
     commit(&p, &total, n);
 }
 
+bool fpk_stats_add_sqerr(fpk_stats *s, const float *x, size_t n, int nf,
+                         const fpk_format *const *f, fpk_ctx *c, double *x2, double *e2)
+{
+    fpki_conv p[FPKI_SQ_FORMATS];
+    unsigned flags[FPKI_SQ_FORMATS];
+    bool fused = n >= SMALL && n <= UINT32_MAX && nf >= 1 && nf <= FPKI_SQ_FORMATS && e2;
+    for (int j = 0; j < nf && fused; j++) {
+        fused = fpki_quant_plan(&p[j], f[j], &c[j]);
+        flags[j] = c[j].flags;
+    }
+    if (fused) {
+        plan sp;
+        make_plan(&sp, s);
+        part out;
+        memset(&out, 0, sizeof out);
+        fpki_isa isa = fpki_isa_best();
+        fpki_fpenv env;
+        fpki_fp_default(&env);
+        const uint32_t *bits = (const uint32_t *)(const void *)x;
+        fused = fpki_stats_sqerr_fns[isa](&sp.keys, bits, n, &out.acc, p, nf, x2, e2, flags);
+        if (fused && sp.sr)
+            sr_fixup(&sp, isa, bits, n, sp.base, &out);
+        fpki_fp_restore(&env);
+        if (fused) {
+            commit(&sp, &out, n);
+            for (int j = 0; j < nf; j++)
+                c[j].flags = flags[j];
+            return true;
+        }
+    }
+    fpk_stats_add_array(s, FPK_DTYPE_F32, x, n, 1);
+    return fpk_array_quantize_sqerr_formats(nf, f, x, n, c, x2, e2);
+}
+
 /* The elements FIRST .. FIRST+N-1 of tensor T of D through fpk_dump_read
  * and fpk_stats_add, into copies of S[0..NS-1] that replace them only if
  * all goes well: the path for fp64 and for few elements. */

@@ -530,6 +530,14 @@ const char *fpk_array_isa(void);
  * elements for every format.  Fast for every dtype but f64. */
 void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int threads);
 
+/* fpk_stats_add_array(S, FPK_DTYPE_F32, X, N, 1), then
+ * fpk_array_quantize_sqerr_formats(NF, F, X, N, C, X2, E2), in one pass
+ * where the kernels can (the nonzero elements packed once for both);
+ * returns what the latter returns (false: it did nothing, but the
+ * statistics were added). */
+bool fpk_stats_add_sqerr(fpk_stats *s, const float *x, size_t n, int nf,
+                         const fpk_format *const *f, fpk_ctx *c, double *x2, double *e2);
+
 /* Reads elements FIRST .. FIRST+N-1 of tensor I of D once and adds them to
  * each of the distinct statistics S[0..NS-1], as fpk_stats_add_array
  * does; not one of them changes unless all goes well.  Returns FPK_OK, or

@@ -398,6 +398,8 @@ static void check_sqerr(tu_report *rep, const fpk_format *f, const fpk_ctx *c0,
     double (*want)[2][FPK_LANES] = calloc(groups, sizeof *want);
     ck_assert_ptr_nonnull(want_flags);
     ck_assert_ptr_nonnull(want);
+    for (size_t g = 0; g < groups; g++)
+        want_flags[g] = c0->flags; /* (raised before the call, and kept) */
     fpk_ctx e = *c0;
     for (size_t i = 0; i < n; i++) {
         fpk_ctx exact = fpk_ctx_default();
@@ -471,9 +473,9 @@ static void check_sqerr(tu_report *rep, const fpk_format *f, const fpk_ctx *c0,
 /* X[0..N-1] into every target float32 holds, in every mode and VARIANTS
  * variants, in calls of GROUP elements, and without options in calls of
  * 16 too (the options only choose the quantise-and-sum path, which plain
- * SR takes as well). */
-static void check_sqerr_targets(tu_report *rep, const uint32_t *x, size_t n, int t0, int t1,
-                                int variants, size_t group)
+ * SR takes as well); each call's context has the flags RAISED already. */
+static void check_sqerr_raised(tu_report *rep, const uint32_t *x, size_t n, int t0, int t1,
+                               int variants, size_t group, unsigned raised)
 {
     for (int t = t0; t < t1; t++) {
         const fpk_format *f = target(t);
@@ -490,11 +492,18 @@ static void check_sqerr_targets(tu_report *rep, const uint32_t *x, size_t n, int
                 fpk_ctx c = tu_ctx(all_modes[m], &tu_variants[v]);
                 c.sr_seed = seed + (uint64_t)t;
                 c.sr_counter = (uint64_t)v << 40;
+                c.flags = raised;
                 if (v == 0)
                     check_sqerr(rep, f, &c, tu_variants[v].name, x, n, 16);
                 check_sqerr(rep, f, &c, tu_variants[v].name, x, n, group);
             }
     }
+}
+
+static void check_sqerr_targets(tu_report *rep, const uint32_t *x, size_t n, int t0, int t1,
+                                int variants, size_t group)
+{
+    check_sqerr_raised(rep, x, n, t0, t1, variants, group, 0);
 }
 
 START_TEST(test_sqerr)
@@ -587,8 +596,8 @@ static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int 
 
 /* One call over more than two kernel blocks of nonzero elements in which a
  * flag's first cause, or the first magnitude too large for a format, comes
- * only in the third: the kernels may look at less once a block has raised
- * the flags, and must not miss what comes later.  The first 8192 are 1.0
+ * only in the third: the kernels may look at less once a block (or an
+ * earlier call) has raised the flags, and must not miss what comes later.  The first 8192 are 1.0
  * (exact in every format) or inexact ones in [1, 2) (none tiny, or one
  * tiny), the first few zeros so that blocks leave elements to the next;
  * then a tiny one (below every format's least normal), an inexact one,
@@ -618,6 +627,10 @@ START_TEST(test_sqerr_late)
                     x[20] = late[0];
                 x[w ? N - 1 : FIRST + 100] = late[k];
                 check_sqerr_targets(&rep, x, N, 0, FAST_TARGETS, 1, N);
+                /* the flags a caller's earlier calls raised: nothing to
+                 * look for from the start but an overflow or a NaN */
+                check_sqerr_raised(&rep, x, N, 0, FAST_TARGETS, 1, N,
+                                   FPK_INEXACT | FPK_UNDERFLOW);
             }
     free(x);
     tu_report_line(&rep, "a flag's first cause or an overflow after two blocks or last: "
@@ -1150,12 +1163,48 @@ static double *as_doubles(fpk_dtype t, const void *x, size_t n)
     return d;
 }
 
+/* fpk_stats_add_sqerr of the float32 X[0..N-1] into GOT (fresh), in two
+ * calls split at SPLIT, against WANT (the same statistics) and
+ * fpk_array_quantize_sqerr_formats of the same calls into the formats F
+ * under C0: the same statistics, lanes, flags and SR counters. */
+static bool same_fused(const fpk_stats *want, fpk_stats *got, const uint32_t *x, size_t n,
+                       size_t split, const fpk_format *const *f, const fpk_ctx *c0, char *why,
+                       size_t len)
+{
+    fpk_ctx c[4], d[4];
+    double gx[FPK_LANES] = {0}, ge[4][FPK_LANES] = {{0}};
+    double wx[FPK_LANES] = {0}, we[4][FPK_LANES] = {{0}};
+    for (int j = 0; j < 4; j++)
+        c[j] = d[j] = *c0;
+    bool want_rc = true, got_rc = true;
+    const size_t cut[3] = {0, split, n};
+    for (int k = 0; k < 2; k++) {
+        size_t first = cut[k], m = cut[k + 1] - first;
+        const float *xs = (const float *)(const void *)(x + first);
+        want_rc &= fpk_array_quantize_sqerr_formats(4, f, xs, m, d, wx, &we[0][0]);
+        got_rc &= fpk_stats_add_sqerr(got, xs, m, 4, f, c, gx, &ge[0][0]);
+    }
+    if (!same_stats(want, got, why, len))
+        return false;
+    bool ok = want_rc == got_rc && memcmp(gx, wx, sizeof gx) == 0 &&
+              memcmp(ge, we, sizeof ge) == 0;
+    for (int j = 0; j < 4; j++)
+        ok &= c[j].flags == d[j].flags && c[j].sr_counter == d[j].sr_counter;
+    if (!ok)
+        snprintf(why, len, "squared errors: returned %d (expected %d), lanes, flags or counters "
+                 "differ from fpk_array_quantize_sqerr_formats'", got_rc, want_rc);
+    return ok;
+}
+
 /* The statistics of X (N elements of T) in every mode, option and scale,
- * with every kernel set, 1 and 2 threads, whole and split. */
+ * with every kernel set, 1 and 2 threads, whole and split; float32 also
+ * with squared errors in the same pass (fpk_stats_add_sqerr, its formats
+ * the set's under the same context), whole and split. */
 static void check_stats_all(tu_report *rep, fpk_dtype t, const void *x, size_t n)
 {
     static const double scales[] = {1, 0x1p-24, 0x1p+16, 3, 0x1p-1000, 0x1p+120, 1e-30};
     double *d = as_doubles(t, x, n);
+    const uint32_t *x32 = x; /* (when T is FPK_DTYPE_F32) */
     fpk_stats *want = xmalloc(sizeof *want), *got = xmalloc(sizeof *got);
     size_t esize = fpk_dtype_size(t), split = n / 3 + 17;
     char why[200];
@@ -1178,8 +1227,19 @@ static void check_stats_all(tu_report *rep, fpk_dtype t, const void *x, size_t n
                     fpk_stats_add(want, d + split, n - split);
                     for (int s = 0; s < nisas; s++) {
                         setenv("FPK_ISA", isas[s], 1);
-                        for (int r = 0; r < 3; r++) {
+                        for (int r = 0; r < (t == FPK_DTYPE_F32 ? 5 : 3); r++) {
                             fpk_stats_init(got, stats_sets[set], 4, scales[sc], &c);
+                            if (r >= 3) {
+                                if (!same_fused(want, got, x32, n, r == 3 ? n : split,
+                                                stats_sets[set], &c, why, sizeof why))
+                                    tu_fail(rep, "%s fused stats set %d %s %s scale %a%s: %s",
+                                            isas[s], set, tu_mode_name(c.round),
+                                            o == 1 ? "ftz" : o == 2 ? "saturate" : "plain",
+                                            scales[sc], r == 4 ? " split" : "", why);
+                                else
+                                    rep->cases++, rep->total_cases++;
+                                continue;
+                            }
                             if (r == 2) {
                                 fpk_stats_add_array(got, t, x, split, 1);
                                 fpk_stats_add_array(got, t, (const uint8_t *)x + esize * split,
