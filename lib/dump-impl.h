@@ -12,6 +12,9 @@ struct fpk_dump {
     const char *kind; /* "npy", "safetensors", "raw" */
     int fd;
     uint64_t size; /* file size when opened */
+    /* fpk_dump_view's mapping of the whole file, made by the first call
+     * (NULL: none yet; fpki_no_map: the file cannot be mapped) */
+    _Atomic(const char *) map;
     size_t ntensors;
     fpk_tensor *tensors;
     char **names; /* safetensors: the names the tensors point to */

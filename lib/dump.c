@@ -1,12 +1,14 @@
 /* Tensor dumps: opening a file and recognising its kind, raw files, the
  * accessors, and reading elements in chunks as doubles. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -304,10 +306,16 @@ int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **dp, fpk_
     return FPK_OK;
 }
 
+/* fpk_dump_view's mark of a file it cannot map. */
+static const char fpki_no_map[1];
+
 void fpk_dump_close(fpk_dump *d)
 {
     if (!d)
         return;
+    const char *map = atomic_load(&d->map);
+    if (map && map != fpki_no_map)
+        munmap((void *)map, (size_t)d->size);
     if (d->fd >= 0)
         close(d->fd);
     if (d->names)
@@ -511,22 +519,80 @@ static int check_range(const fpk_dump *d, size_t i, uint64_t first, size_t n, fp
     return FPK_OK;
 }
 
-int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out,
-                      fpk_error *err)
+/* Whether T's elements are stored in the other byte order than the host's. */
+static bool stored_swapped(const fpk_tensor *t)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return !t->big_endian;
+#else
+    return t->big_endian;
+#endif
+}
+
+/* The whole file mapped (threads may ask at once: the first mapping
+ * stored is kept), or NULL where it cannot be. */
+static const char *dump_map(fpk_dump *d)
+{
+    const char *map = atomic_load_explicit(&d->map, memory_order_acquire);
+    if (!map) {
+        void *p = MAP_FAILED;
+        if (d->size > 0 && d->size <= SIZE_MAX)
+            p = mmap(NULL, (size_t)d->size, PROT_READ, MAP_SHARED, d->fd, 0);
+        const char *mine = p == MAP_FAILED ? fpki_no_map : p;
+        map = NULL;
+        if (atomic_compare_exchange_strong(&d->map, &map, mine))
+            map = mine;
+        else if (p != MAP_FAILED)
+            munmap(p, (size_t)d->size);
+    }
+    return map == fpki_no_map ? NULL : map;
+}
+
+/* Tensor I of D in *T, and the byte offset in the file of its element
+ * FIRST in *AT, once check_range has passed elements FIRST .. FIRST+N-1;
+ * FPK_OK with *T NULL when N is 0. */
+static int locate(const fpk_dump *d, size_t i, uint64_t first, size_t n, const fpk_tensor **t,
+                  uint64_t *at, fpk_error *err)
+{
+    *t = NULL;
     int rc = check_range(d, i, first, n, err);
     if (rc != FPK_OK || n == 0)
         return rc;
-    const fpk_tensor *t = &d->tensors[i];
-    size_t size = fpk_dtype_size(t->dtype);
+    *t = &d->tensors[i];
     /* Validated when opened: offset + count * size lies inside the file. */
-    rc = fpki_dump_pread(d, out, n * size, t->offset + first * size, "tensor data", err);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    bool swap = !t->big_endian;
-#else
-    bool swap = t->big_endian;
-#endif
-    if (rc == FPK_OK && swap)
+    *at = (*t)->offset + first * fpk_dtype_size((*t)->dtype);
+    return FPK_OK;
+}
+
+int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **p,
+                  fpk_error *err)
+{
+    *p = NULL;
+    const fpk_tensor *t;
+    uint64_t at;
+    int rc = locate(d, i, first, n, &t, &at, err);
+    if (rc != FPK_OK || !t)
+        return rc;
+    size_t size = fpk_dtype_size(t->dtype);
+    if ((size > 1 && stored_swapped(t)) || at % size != 0)
+        return FPK_OK;
+    const char *map = dump_map(d);
+    if (map)
+        *p = map + at;
+    return FPK_OK;
+}
+
+int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out,
+                      fpk_error *err)
+{
+    const fpk_tensor *t;
+    uint64_t at;
+    int rc = locate(d, i, first, n, &t, &at, err);
+    if (rc != FPK_OK || !t)
+        return rc;
+    size_t size = fpk_dtype_size(t->dtype);
+    rc = fpki_dump_pread(d, out, n * size, at, "tensor data", err);
+    if (rc == FPK_OK && stored_swapped(t))
         swap_bytes(out, size, n);
     return rc;
 }

@@ -398,6 +398,16 @@ int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, 
  * avoids that for all data but that in the last 31 bytes of a page. */
 int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out,
                       fpk_error *err);
+/* The same elements without a copy: *P := their place in a read-only
+ * mapping of the file (the page cache's own pages, mapped by the first
+ * call and kept until fpk_dump_close), or NULL where the elements are
+ * stored misaligned for their dtype or in the other byte order, or where
+ * the file cannot be mapped: fpk_dump_read_raw then reads them.  Returns
+ * as fpk_dump_read_raw does.  Reading a view of a file that has shrunk
+ * since it was opened raises SIGBUS: a program that must report that,
+ * rather than die of it, handles the signal. */
+int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **p,
+                  fpk_error *err);
 
 /* Calls VISIT for every dump file under PATH: PATH itself if it is a file,
  * else the regular files named *.npy or *.safetensors below it, in sorted

@@ -15,12 +15,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -250,6 +252,21 @@ static void expect_values(fpk_dump *d, size_t i, const uint64_t *want, uint64_t 
                      is_nan_bits(w) && is_nan_bits(double_bits(got[j])) ? double_bits(got[j]) : w,
                      0, "%s raw element %" PRIu64, what, j);
         }
+    /* The view: the same bytes in place, given wherever the elements are
+     * stored aligned and in host order. */
+    const fpk_tensor *tt = fpk_dump_tensor(d, i);
+    const void *view = &view;
+    rc = fpk_dump_view(d, i, 0, (size_t)n, &view, &err);
+    bool host_big = false;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    host_big = true;
+#endif
+    bool viewable = n > 0 && tt->offset % size == 0 && (size == 1 || tt->big_endian == host_big);
+    if (expect(rc == FPK_OK, "%s: view failed: %s", what, err.msg))
+        expect(viewable ? view && memcmp(view, raw, (size_t)n * size) == 0 : view == NULL,
+               "%s: view %s (offset %" PRIu64 ", %s-endian)", what,
+               view ? "differs from the raw read" : "not given", tt->offset,
+               tt->big_endian ? "big" : "little");
     free(raw);
     free(got);
 }
@@ -1190,6 +1207,33 @@ START_TEST(test_not_dumps)
     expect(fpk_dump_read_raw(d, 0, 0, 13, raw, &err) == FPK_OK, "the part still there reads raw");
     fpk_dump_close(d);
     unlink(path);
+    /* A view of a file cut short within its first page is given (its pages
+     * are not read then), but reading it in a later page raises SIGBUS, as
+     * fpkit.h says: in a child. */
+    buf data = {0};
+    for (int i = 0; i < 8192; i++)
+        put_elem(&data, (uint64_t)i, 2, false);
+    buf big = npy(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (8192,), }", &data);
+    free(data.p);
+    write_tmp(path, sizeof path, "shrink-view.npy", &big);
+    d = must_open(path, NULL);
+    const void *view = NULL;
+    expect(fpk_dump_view(d, 0, 0, 8192, &view, &err) == FPK_OK && view, "view of a dump");
+    ck_assert_int_eq(truncate(path, 1000), 0);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        signal(SIGBUS, SIG_DFL);
+        volatile uint16_t sink = ((const volatile uint16_t *)view)[8000];
+        (void)sink;
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+           "reading a view past the end of a shrunk file: status 0x%x, not SIGBUS", status);
+    fpk_dump_close(d);
+    unlink(path);
     fpk_dump_close(NULL);
     end_group("not dumps: empty, unknown, missing, directory, device, FIFO, shrunk");
 }
@@ -1272,6 +1316,36 @@ START_TEST(test_chunks)
                err.msg);
     }
     expect(fpk_dump_read_raw(d, 0, n, 0, rawpart, NULL) == FPK_OK, "empty raw read at the end");
+    /* Views: none of these big-endian elements; of the same elements
+     * stored little-endian, any range in place; the same range checks. */
+    const void *v = &v;
+    ck_assert_int_eq(fpk_dump_view(d, 0, 0, n, &v, &err), FPK_OK);
+    expect(v == NULL, "a view of big-endian elements");
+    buf le = {0};
+    for (size_t i = 0; i < n; i++)
+        put_elem(&le, (i * 40503) & 0xffff, 2, false);
+    b = npy(1, "{'descr': '<f2', 'fortran_order': True, 'shape': (7, 10001), }", &le);
+    free(le.p);
+    char le_path[1200];
+    write_tmp(le_path, sizeof le_path, "chunks-le.npy", &b);
+    fpk_dump *dl = must_open(le_path, NULL);
+    for (int r = 0; r < 200; r++) {
+        size_t first = (size_t)tu_rng_below(&rng, n + 1);
+        size_t k = (size_t)tu_rng_below(&rng, n - first + 1);
+        ck_assert_int_eq(fpk_dump_view(dl, 0, first, k, &v, &err), FPK_OK);
+        expect(k == 0 ? v == NULL : v && memcmp(v, raw + first, k * sizeof *raw) == 0,
+               "view of elements %zu..+%zu", first, k);
+    }
+    fpk_dump_close(dl);
+    unlink(le_path);
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+        err = (fpk_error){0, ""};
+        const void *v = &v;
+        int rc = fpk_dump_view(d, out[i].i, out[i].first, out[i].k, &v, &err);
+        expect(rc == FPK_ERANGE && v == NULL && strstr(err.msg, path) == err.msg &&
+                   strstr(err.msg, "requested"),
+               "view %zu %" PRIu64 " %zu: %d %s", out[i].i, out[i].first, out[i].k, rc, err.msg);
+    }
     free(raw);
     free(rawpart);
     expect(fpk_dump_read(d, 0, n, 0, part, NULL) == FPK_OK, "empty read at the end");
