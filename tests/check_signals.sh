@@ -7,7 +7,8 @@
 # beside the outputs and no temporary directory in $TMPDIR; what it had
 # finished stays whole.  Also stopped while reading a 1 TiB sparse dump,
 # before any output, it leaves nothing; and SIGHUP, ignored when fpgrad
-# starts (nohup), stays ignored: the run completes.
+# starts (nohup), stays ignored: the run completes.  A dump cut short
+# while fpgrad reads its mapping ends it with an error, not a crash.
 #
 # make check runs it from the build directory with srcdir set; FPGRAD names
 # another binary.
@@ -211,4 +212,40 @@ else
     skipped "interrupting a read of a 1 TiB sparse dump (the file system cannot hold it)"
 fi
 rm -f "$tmp/huge.npy"
+
+# A float32 dump that shrinks while fpgrad reads its mapping (fpk_dump_view):
+# the SIGBUS ends fpgrad with status 2 and a message naming the file, not a
+# crash.  The file is cut short once /proc shows it mapped, which is
+# before fpgrad reads the elements a 16 GiB sparse dump still holds.
+n=4294967296 # 2^32 float32
+dict="{'descr': '<f4', 'fortran_order': False, 'shape': ($n,), }"
+{
+    printf '\223NUMPY\001\000\166\000'
+    printf '%s%*s\n' "$dict" $((128 - 10 - ${#dict} - 1)) ''
+} >"$tmp/shrinks.npy"
+if [ ! -r /proc/self/maps ]; then
+    skipped "a dump that shrinks while mapped (no /proc/PID/maps to see the mapping)"
+elif truncate -s $((128 + 4 * n)) "$tmp/shrinks.npy" 2>/dev/null &&
+    [ "$(du -k "$tmp/shrinks.npy" | cut -f 1)" -le 1024 ]; then
+    "$FPGRAD" --quiet --threads 2 "$tmp/shrinks.npy" 2>"$tmp/shrinks.err" &
+    pid=$!
+    i=0
+    while ! grep -q shrinks.npy "/proc/$pid/maps" 2>/dev/null && kill -0 "$pid" 2>/dev/null &&
+        [ $i -lt 2000 ]; do
+        sleep 0.01
+        i=$((i + 1))
+    done
+    truncate -s 128 "$tmp/shrinks.npy"
+    finish "$pid"
+    if [ "$rc" -eq 2 ] &&
+        grep -q "^fpgrad: .*shrinks.npy: the file shrank while it was being read\$" "$tmp/shrinks.err"
+    then
+        ok
+    else
+        bad "shrinks: exit status $rc, expected 2 and the file named: $(cat "$tmp/shrinks.err")"
+    fi
+else
+    skipped "a dump that shrinks while mapped (the file system cannot hold a 16 GiB sparse file)"
+fi
+rm -f "$tmp/shrinks.npy"
 summary

@@ -3,7 +3,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +26,50 @@ void cli_init(const char *argv0)
 const char *cli_prog(void)
 {
     return prog;
+}
+
+/* The file the thread reads views of, for on_sigbus. */
+static _Thread_local const char *viewed;
+
+static void write_all(const char *s)
+{
+    for (size_t n = strlen(s); n;) {
+        ssize_t k = write(STDERR_FILENO, s, n);
+        if (k <= 0)
+            return;
+        s += k, n -= (size_t)k;
+    }
+}
+
+/* (Only what a signal handler may call.) */
+static void on_sigbus(int sig)
+{
+    const char *path = viewed;
+    if (!path) { /* not a view: the default action, once this returns */
+        signal(sig, SIG_DFL);
+        return;
+    }
+    write_all(prog);
+    write_all(": ");
+    write_all(path);
+    write_all(": the file shrank while it was being read\n");
+    _exit(CLI_EXIT_USAGE);
+}
+
+static void catch_sigbus(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+void cli_viewing(const char *path)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, catch_sigbus);
+    viewed = path;
 }
 
 static cli_die_fn *die_hook;

@@ -56,6 +56,13 @@ void cli_failure_set(cli_failure *f, int status, const char *msg);
 /* Dies with F's status and message if it has failed. */
 void cli_failure_check(const cli_failure *f);
 
+/* The calling thread reads views (fpk_dump_view) of the file PATH from
+ * now on (NULL: no longer): should the file shrink meanwhile, the SIGBUS
+ * that follows ends the program with status 2 and "prog: PATH: the file
+ * shrank while it was being read" rather than a crash.  (The first call
+ * installs the handler; a SIGBUS elsewhere keeps its default action.) */
+void cli_viewing(const char *path);
+
 /* The exit status for a library error: 3 for FPK_ENOMEM, else 2 (the
  * input is at fault). */
 int cli_error_status(const fpk_error *err);

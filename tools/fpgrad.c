@@ -290,9 +290,9 @@ typedef struct share {
     bool ok;
     fpk_stats *st; /* a read serving both: the statistics of the share's chunks, */
     atomic_size_t *next_chunk; /* and the chunk no share has taken yet */
-    /* in a chunk already read: its elements from FIRST on, cut into
-     * NPIECES pieces at CUT[0..NPIECES] */
-    float *buf;
+    /* in a chunk already read (or viewed): its elements from FIRST on,
+     * cut into NPIECES pieces at CUT[0..NPIECES] */
+    const float *buf;
     uint64_t first;
     const size_t *cut;
     size_t npieces;
@@ -379,26 +379,28 @@ static void *reread_share(void *arg)
     return NULL;
 }
 
-/* The pieces of a chunk in memory. */
+/* The pieces of a chunk in memory, their statistics added to R->st in the
+ * same pass. */
 static void chunk_share(share *r)
 {
     for (size_t q = 0; q < r->npieces; q++) {
         size_t n = r->cut[q + 1] - r->cut[q];
         r->q.pos = r->first + r->cut[q];
         r->q.left = fpk_dump_tensor(r->d, r->tensor)->count - r->q.pos;
-        /* (read only: a float32 tensor's elements are its values) */
-        grad_quant_add(&r->q, r->x, r->buf + r->cut[q], n, r->y, r->mx, r->sums);
+        grad_quant_add_f32(&r->q, r->st, r->x, r->buf + r->cut[q], n, r->y, r->mx, r->sums);
     }
 }
 
 /* A share of pass 1 over a float32 tensor in one read: the chunks (ONCE
  * elements or a little more, cut where grad_quant_next cuts the tensor)
  * that it takes next from R->next_chunk, so that a thread slowed down
- * leaves more to the others, each read as stored, its statistics added to
- * R->st and its pieces to R's sums while it is in the cache. */
+ * leaves more to the others, each viewed where it lies in the file's
+ * mapping (or else read as stored), its pieces added to R->st's
+ * statistics and to R's sums in one pass. */
 static void *read_once_share(void *arg)
 {
     share *r = arg;
+    cli_viewing(fpk_dump_path(r->d));
     float *buf = cli_xcalloc_pages(at_most(r->d, r->tensor, ONCE + PIECE), sizeof *buf);
     size_t *cut = cli_xcalloc(ONCE / FPK_MX_BLOCK + 2, sizeof *cut);
     grad_quant walk = r->q;
@@ -418,27 +420,32 @@ static void *read_once_share(void *arg)
             continue;
         mine = atomic_fetch_add(r->next_chunk, 1);
         fpk_error err;
-        if (fpk_dump_read_raw(r->d, r->tensor, first, len, buf, &err) != FPK_OK) {
+        const void *view;
+        int rc = fpk_dump_view(r->d, r->tensor, first, len, &view, &err);
+        if (rc == FPK_OK && !view)
+            rc = fpk_dump_read_raw(r->d, r->tensor, first, len, buf, &err), view = buf;
+        if (rc != FPK_OK) {
             cli_failure_set(&r->p->fail, cli_error_status(&err), err.msg);
             r->ok = false;
             break;
         }
+        const float *data = view;
         /* SR counts each element with its index in the row (the tensor's
          * from sr_base), whichever share adds it: the statistics take a
          * call's first index from their count, which then counts the
          * share's own elements again, for the merge */
         uint64_t had = r->st->count;
         r->st->count = r->q.sr_base + first;
-        fpk_stats_add_array(r->st, FPK_DTYPE_F32, buf, len, 1);
-        r->st->count = had + len;
-        r->buf = buf;
+        r->buf = data;
         r->first = first;
         r->cut = cut;
         r->npieces = npieces;
         chunk_share(r);
+        r->st->count = had + len;
         progress(r->p, len);
         r->ok = !atomic_load(&r->p->fail.failed);
     }
+    cli_viewing(NULL);
     free(buf);
     free(cut);
     return NULL;

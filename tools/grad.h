@@ -175,6 +175,11 @@ grad_err grad_sums_value(const grad_sums *s);
  * two, and Y, hold N elements of scratch. */
 void grad_quant_add(grad_quant *q, double *x, float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e);
+/* The same for elements X32 exactly float32 (Q->exact32), only read;
+ * with ST, their statistics are added to it in the same pass
+ * (fpk_stats_add_sqerr; the elements' SR counters from ST->count). */
+void grad_quant_add_f32(grad_quant *q, fpk_stats *st, double *x, const float *x32, size_t n,
+                        float *y, fpk_format_counts *k, grad_sums *e);
 /* E's SQNR in dB; *NONE when there is no signal or no error. */
 double grad_sqnr_db(const grad_err *e, bool *none);
 

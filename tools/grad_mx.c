@@ -239,8 +239,8 @@ static void share_x2(const float *x, size_t n, double *x2, bool *have_x2)
  * finite (nothing overflowed to an infinity or a NaN) share the squares
  * of the elements, summed once; the others sum them again, over the
  * elements whose results are finite. */
-static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float *y,
-                    fpk_format_counts *k, grad_sums *e)
+static void add_f32(grad_quant *q, fpk_stats *st, double *x, const float *x32, size_t n,
+                    float *y, fpk_format_counts *k, grad_sums *e)
 {
     const grad_run *run = q->run;
     bool have_x = false, have_x2 = false;
@@ -261,8 +261,13 @@ static void add_f32(grad_quant *q, double *x, const float *x32, size_t n, float 
         }
     }
     if (npt) {
-        fpk_array_quantize_sqerr_formats(npt, pt, x32, n, pc, x2, &pe2[0][0]);
+        if (st)
+            fpk_stats_add_sqerr(st, x32, n, npt, pt, pc, x2, &pe2[0][0]);
+        else
+            fpk_array_quantize_sqerr_formats(npt, pt, x32, n, pc, x2, &pe2[0][0]);
         have_x2 = !(pc[0].flags & FPK_OVERFLOW); /* every result finite: X's squares are all */
+    } else if (st) {
+        fpk_stats_add_array(st, FPK_DTYPE_F32, x32, n, 1);
     }
     for (int j = 0; j < run->nformats; j++) {
         const fpk_format *f = run->formats[j];
@@ -368,10 +373,19 @@ static void add_f64(grad_quant *q, const double *x, float *x32, size_t n, float 
 void grad_quant_add(grad_quant *q, double *x, float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e)
 {
-    if (q->exact32)
-        add_f32(q, x, x32, n, y, k, e);
-    else
-        add_f64(q, x, x32, n, y, k, e);
+    if (q->exact32) {
+        grad_quant_add_f32(q, NULL, x, x32, n, y, k, e);
+        return;
+    }
+    add_f64(q, x, x32, n, y, k, e);
+    q->pos += n;
+    q->left -= n;
+}
+
+void grad_quant_add_f32(grad_quant *q, fpk_stats *st, double *x, const float *x32, size_t n,
+                        float *y, fpk_format_counts *k, grad_sums *e)
+{
+    add_f32(q, st, x, x32, n, y, k, e);
     q->pos += n;
     q->left -= n;
 }
