@@ -692,10 +692,10 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
  * when the least nonzero magnitude is one); infinities and NaNs, seen in
  * the largest, take a second look. */
 typedef struct sq_job sq_job;
-static void sq_packed(sq_job *q, const uint32_t *nz, size_t m, uint32_t least, uint32_t top,
-                      sq_ahead *pf);
+static uint32_t *sq_room(sq_job *q, size_t len, sq_ahead *pf);
+static void sq_added(sq_job *q, size_t m, uint32_t least, uint32_t top);
 
-/* (SQ not NULL: each block's nonzero magnitudes go on to sq_packed.) */
+/* (SQ not NULL: each block's nonzero magnitudes go on to its buffer.) */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, sq_job *sq)
 {
@@ -711,7 +711,14 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
     const __m512i minus1 = _mm512_set1_epi32(-1);
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0;
-        uint32_t *bz = nz + left; /* the block's */
+        /* the block's: after the histogram's leftovers, or in SQ's buffer
+         * (the next block on its way, should the buffer be summed) */
+        uint32_t *bz = nz + left;
+        if (sq) {
+            size_t end = n - i0 - len < FPKI_SBLOCK ? n : i0 + len + FPKI_SBLOCK;
+            sq_ahead pf = {(const char *)(x + i0 + len), (const char *)(x + end)};
+            bz = sq_room(sq, len, &pf);
+        }
         __m512i top = _mm512_setzero_si512(), least = minus1;
         uint32_t neg_zeros = 0;
         if (len == FPKI_SBLOCK && !sign)
@@ -721,11 +728,8 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         else
             m = first_pass(x + i0, len, false, false, bz, &top, &least, &neg_zeros);
         uint32_t block_max = _mm512_reduce_max_epu32(top);
-        if (sq) { /* (the next block on its way meanwhile) */
-            size_t end = n - i0 - len < FPKI_SBLOCK ? n : i0 + len + FPKI_SBLOCK;
-            sq_ahead pf = {(const char *)(x + i0 + len), (const char *)(x + end)};
-            sq_packed(sq, bz, m, _mm512_reduce_min_epu32(least), block_max, &pf);
-        }
+        if (sq)
+            sq_added(sq, m, _mm512_reduce_min_epu32(least), block_max);
         /* Padding above every key, so that whole vectors can be read. */
         _mm512_storeu_si512(bz + m, minus1);
         uint32_t zeros = (uint32_t)(len - m), nonzero_finite = (uint32_t)m;
@@ -802,12 +806,29 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
                     acc->subnormal[31 - __builtin_clz(bz[q] & 0x7fffffffu)]++;
             }
         }
-        /* The histogram, whole groups at a time; the rest waits for more. */
-        size_t have = left + m, r = 0;
-        for (; r + EH_GROUP <= have; r += EH_GROUP)
-            eh_group(&eh, nz + r, EH_GROUP, sign, false);
-        left = have - r;
-        memmove(nz, nz + r, 4 * left);
+        /* The histogram, whole groups at a time; the rest waits for more
+         * (in SQ's buffer, the leftovers topped up to a group first). */
+        size_t r = 0;
+        if (bz == nz + left) {
+            size_t have = left + m;
+            for (; r + EH_GROUP <= have; r += EH_GROUP)
+                eh_group(&eh, nz + r, EH_GROUP, sign, false);
+            left = have - r;
+            memmove(nz, nz + r, 4 * left);
+            continue;
+        }
+        if (left) {
+            r = m < EH_GROUP - left ? m : EH_GROUP - left;
+            memcpy(nz + left, bz, 4 * r);
+            left += r;
+            if (left < EH_GROUP)
+                continue; /* (the whole block taken) */
+            eh_group(&eh, nz, EH_GROUP, sign, false);
+        }
+        for (; r + EH_GROUP <= m; r += EH_GROUP)
+            eh_group(&eh, bz + r, EH_GROUP, sign, false);
+        left = m - r;
+        memcpy(nz, bz + r, 4 * left);
     }
     if (left)
         eh_group(&eh, nz, (ptrdiff_t)left, sign, true);
@@ -1122,17 +1143,20 @@ TARGET_AVX512 static void sq_block(const fpki_conv *p, bool want_x2, sq_state *s
 }
 
 /* Squared errors over nonzero magnitudes packed as they come, a block at a
- * time (sq_packed), in whole vectors of 16: the fewer than 16 left of a
- * block wait in CARRY for the next one's first, so that the k-th nonzero
- * element of the call goes to lane k % 16 whatever the blocks. */
+ * time, into a buffer of SQ_BUF: each format sums the whole vectors of 16
+ * there in one loop (few loops: each call of one costs about as much as
+ * 30 vectors), and the fewer than 16 left wait at the buffer's start for
+ * the next magnitudes, so that the k-th nonzero element of the call goes
+ * to lane k % 16 whatever the blocks. */
+#define SQ_BUF 8192
 struct sq_job {
     const fpki_conv *p;
     int nf;
     bool want_x2;
     sq_state st[FPKI_SQ_FORMATS];
-    uint32_t carry[16] __attribute__((aligned(64)));
-    size_t ncarry;
-    uint32_t carry_least, carry_top; /* bounds on the carried magnitudes */
+    size_t n;            /* magnitudes in BUF */
+    uint32_t least, top; /* bounds on them */
+    uint32_t buf[SQ_BUF + 16] __attribute__((aligned(64))); /* (a vector of slack) */
 };
 
 /* Whether P[0..NF-1] have kernels here: RNE or RTZ without options. */
@@ -1156,49 +1180,53 @@ TARGET_AVX512 static void sq_start(sq_job *q, const fpki_conv *p, int nf, const 
         q->st[j].inexact = flags[j] & FPK_INEXACT;
         q->st[j].underflow = flags[j] & FPK_UNDERFLOW;
     }
-    q->ncarry = 0;
-    q->carry_least = UINT32_MAX;
-    q->carry_top = 0;
+    q->n = 0;
+    q->least = UINT32_MAX;
+    q->top = 0;
 }
 
-/* Adds the M nonzero magnitudes at NZ, all in [LEAST, TOP], to Q: those
- * that fill the carried vector, then whole vectors, the rest carried (PF:
+/* Sums the whole vectors in Q's buffer, the rest moved to its start (PF:
  * lines to prefetch meanwhile, or NULL). */
-TARGET_AVX512 static void sq_packed(sq_job *q, const uint32_t *nz, size_t m, uint32_t least,
-                                    uint32_t top, sq_ahead *pf)
+TARGET_AVX512 static void sq_flush(sq_job *q, sq_ahead *pf)
 {
-    uint32_t lo = least < q->carry_least ? least : q->carry_least;
-    uint32_t hi = top > q->carry_top ? top : q->carry_top;
-    size_t i = 0;
-    if (q->ncarry) {
-        i = 16 - q->ncarry < m ? 16 - q->ncarry : m;
-        memcpy(q->carry + q->ncarry, nz, 4 * i);
-        q->ncarry += i;
-        if (q->ncarry == 16) {
-            for (int j = 0; j < q->nf; j++)
-                sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], q->carry, 16, lo, hi, 0,
-                         NULL);
-            q->ncarry = 0;
-        }
-    }
-    size_t whole = (m - i) & ~(size_t)15;
-    if (whole)
-        for (int j = 0; j < q->nf; j++)
-            sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], nz + i, whole, lo, hi, 0, pf);
-    memcpy(q->carry + q->ncarry, nz + i + whole, 4 * (m - i - whole));
-    q->ncarry += m - i - whole;
-    q->carry_least = q->ncarry ? lo : UINT32_MAX;
-    q->carry_top = q->ncarry ? hi : 0;
+    size_t whole = q->n & ~(size_t)15, rest = q->n - whole;
+    if (!whole)
+        return;
+    for (int j = 0; j < q->nf; j++)
+        sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], q->buf, whole, q->least, q->top, 0,
+                 pf);
+    memcpy(q->buf, q->buf + whole, 4 * rest);
+    q->n = rest;
+    if (!rest)
+        q->least = UINT32_MAX, q->top = 0;
 }
 
-/* The carried magnitudes summed masked, then Q's lanes into X2 and E2 and
- * its flags into FLAGS. */
+/* The place for up to LEN more magnitudes (LEN <= SQ_BUF - 15), and a
+ * vector of slack after them, at the end of Q's buffer. */
+TARGET_AVX512 static uint32_t *sq_room(sq_job *q, size_t len, sq_ahead *pf)
+{
+    if (q->n + len > SQ_BUF)
+        sq_flush(q, pf);
+    return q->buf + q->n;
+}
+
+/* The M magnitudes written at sq_room's place, all in [LEAST, TOP]. */
+static void sq_added(sq_job *q, size_t m, uint32_t least, uint32_t top)
+{
+    q->n += m;
+    q->least = least < q->least ? least : q->least;
+    q->top = top > q->top ? top : q->top;
+}
+
+/* Sums what Q's buffer holds (the last fewer than 16 masked), then Q's
+ * lanes into X2 and E2 and its flags into FLAGS. */
 TARGET_AVX512 static void sq_finish(sq_job *q, double *x2, double *e2, unsigned *flags)
 {
+    sq_flush(q, NULL);
     for (int j = 0; j < q->nf; j++) {
-        if (q->ncarry)
-            sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], q->carry, 0, q->carry_least,
-                     q->carry_top, first_lanes(q->ncarry), NULL);
+        if (q->n)
+            sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], q->buf, 0, q->least, q->top,
+                     first_lanes(q->n), NULL);
         lanes_store(j ? NULL : x2, e2 + FPK_LANES * j, q->st[j].s.x, q->st[j].s.e);
         near_flags fl = q->st[j].fl;
         flags[j] |= kern_flags(fl.ix, fl.uf, fl.of, fl.inv);
@@ -1218,16 +1246,17 @@ TARGET_AVX512 bool fpki_sqerr_avx512(const fpki_conv *p, int nf, const uint32_t 
         return false;
     sq_job q;
     sq_start(&q, p, nf, x2, e2, flags);
-    uint32_t nz[SQ_BLOCK + 16] __attribute__((aligned(64)));
     for (size_t i0 = 0; i0 < n; i0 += SQ_BLOCK) {
         size_t len = n - i0 < SQ_BLOCK ? n - i0 : SQ_BLOCK;
+        /* this block's lines asked for while the buffer is summed */
+        sq_ahead pf = {(const char *)(x + i0), (const char *)(x + i0 + len)};
+        uint32_t *nz = sq_room(&q, len, &pf);
         __m512i top = _mm512_setzero_si512(), least = _mm512_set1_epi32(-1);
         uint32_t neg_zeros = 0;
         size_t m = len == SQ_BLOCK
                        ? first_pass(x + i0, len, false, true, nz, &top, &least, &neg_zeros)
                        : first_pass(x + i0, len, false, false, nz, &top, &least, &neg_zeros);
-        sq_ahead pf = sq_next_block(x, n, i0);
-        sq_packed(&q, nz, m, _mm512_reduce_min_epu32(least), _mm512_reduce_max_epu32(top), &pf);
+        sq_added(&q, m, _mm512_reduce_min_epu32(least), _mm512_reduce_max_epu32(top));
     }
     sq_finish(&q, x2, e2, flags);
     return true;
