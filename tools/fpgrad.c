@@ -288,6 +288,7 @@ typedef struct share {
     double *x;       /* PIECE elements of scratch, and */
     float *x32, *y;
     bool ok;
+    bool errors;   /* the errors too, or the statistics alone */
     fpk_stats *st; /* a read serving both: the statistics of the share's chunks, */
     atomic_size_t *next_chunk; /* and the chunk no share has taken yet */
     /* in a chunk already read (or viewed): its elements from FIRST on,
@@ -396,7 +397,8 @@ static void chunk_share(share *r)
  * that it takes next from R->next_chunk, so that a thread slowed down
  * leaves more to the others, each viewed where it lies in the file's
  * mapping (or else read as stored), its pieces added to R->st's
- * statistics and to R's sums in one pass. */
+ * statistics and to R's sums in one pass (without R->errors, to the
+ * statistics alone). */
 static void *read_once_share(void *arg)
 {
     share *r = arg;
@@ -440,7 +442,10 @@ static void *read_once_share(void *arg)
         r->first = first;
         r->cut = cut;
         r->npieces = npieces;
-        chunk_share(r);
+        if (r->errors)
+            chunk_share(r);
+        else
+            fpk_stats_add_array(r->st, FPK_DTYPE_F32, data, len, 1);
         r->st->count = had + len;
         progress(r->p, len);
         r->ok = !atomic_load(&r->p->fail.failed);
@@ -506,9 +511,10 @@ static void shares_finish(pool *p, size_t i, share *sh, int nt)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Pass 1: the statistics of row I at the run's scale; with the errors
- * (the SQNR, the MX formats' counts), a float32 tensor is read once for
- * both, other tensors twice (threads share the reads). */
+/* Pass 1: the statistics of row I at the run's scale, and the errors (the
+ * SQNR, the MX formats' counts) if the run has them: a float32 tensor is
+ * viewed once for both, another tensor read once for each (threads share
+ * the reads). */
 static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
 {
     grad_run *run = p->run;
@@ -519,8 +525,10 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     count_from(st, 1, r->sr_base);
     bool errors = grad_second_read(run);
     int nt = p->inner > 0 ? p->inner : 1;
-    bool once = errors && fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
-    share *sh = errors ? shares_new(p, d, i, nt) : NULL;
+    bool once = fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
+    share *sh = errors || once ? shares_new(p, d, i, nt) : NULL;
+    for (int k = 0; sh && k < nt; k++)
+        sh[k].errors = errors;
     bool ok = once ? read_once(sh, nt, &st[0]) : feed(p, d, p->jobs[i].tensor, r->count, st, 1);
     uncount(st, 1, r->sr_base);
     if (ok)
