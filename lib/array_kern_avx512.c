@@ -712,11 +712,10 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
     for (size_t i0 = 0; i0 < n; i0 += FPKI_SBLOCK) {
         size_t len = n - i0 < FPKI_SBLOCK ? n - i0 : FPKI_SBLOCK, m = 0;
         /* the block's: after the histogram's leftovers, or in SQ's buffer
-         * (the next block on its way, should the buffer be summed) */
+         * (its lines asked for, should the buffer be summed first) */
         uint32_t *bz = nz + left;
         if (sq) {
-            size_t end = n - i0 - len < FPKI_SBLOCK ? n : i0 + len + FPKI_SBLOCK;
-            sq_ahead pf = {(const char *)(x + i0 + len), (const char *)(x + end)};
+            sq_ahead pf = {(const char *)(x + i0), (const char *)(x + i0 + len)};
             bz = sq_room(sq, len, &pf);
         }
         __m512i top = _mm512_setzero_si512(), least = minus1;
