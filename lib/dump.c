@@ -1,10 +1,11 @@
 /* Tensor dumps: opening a file and recognising its kind, raw files, the
  * accessors, and reading elements in chunks as doubles. */
+#define _DEFAULT_SOURCE /* madvise, beside POSIX */
 #include <errno.h>
-#include <stdatomic.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,6 +581,25 @@ int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **
     if (map)
         *p = map + at;
     return FPK_OK;
+}
+
+void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes)
+{
+    const char *map = atomic_load_explicit(&d->map, memory_order_acquire);
+    uintptr_t at = (uintptr_t)p, base = (uintptr_t)map;
+    if (!map || map == fpki_no_map || at < base || at - base > d->size ||
+        bytes > d->size - (at - base))
+        return; /* not a view of D's */
+#if defined(MADV_DONTNEED)
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        return;
+    /* whole pages only: the ends may hold other views' elements */
+    uintptr_t from = (at + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+    uintptr_t to = (at + bytes) / (uintptr_t)page * (uintptr_t)page;
+    if (from < to)
+        madvise((void *)from, to - from, MADV_DONTNEED);
+#endif
 }
 
 int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out,

@@ -400,7 +400,7 @@ int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out
                       fpk_error *err);
 /* The same elements without a copy: *P := their place in a read-only
  * mapping of the file (the page cache's own pages, mapped by the first
- * call and kept until fpk_dump_close), or NULL where the elements are
+ * call and kept until fpk_dump_close; see fpk_dump_unview), or NULL where the elements are
  * stored misaligned for their dtype or in the other byte order, or where
  * the file cannot be mapped: fpk_dump_read_raw then reads them.  Returns
  * as fpk_dump_read_raw does.  Reading a view of a file that has shrunk
@@ -408,6 +408,12 @@ int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out
  * rather than die of it, handles the signal. */
 int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **p,
                   fpk_error *err);
+/* Gives back the whole pages of the BYTES bytes at P, a view of D's that
+ * the program is done with: they leave its resident set but stay in the
+ * page cache (reading the view again maps them again).  A program that
+ * reads a large file through views gives each part back once done, so
+ * that its resident set stays as small as its reads. */
+void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes);
 
 /* Calls VISIT for every dump file under PATH: PATH itself if it is a file,
  * else the regular files named *.npy or *.safetensors below it, in sorted

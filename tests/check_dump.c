@@ -1335,7 +1335,14 @@ START_TEST(test_chunks)
         ck_assert_int_eq(fpk_dump_view(dl, 0, first, k, &v, &err), FPK_OK);
         expect(k == 0 ? v == NULL : v && memcmp(v, raw + first, k * sizeof *raw) == 0,
                "view of elements %zu..+%zu", first, k);
+        /* given back, its pages map again when read */
+        fpk_dump_unview(dl, v, k * sizeof *raw);
+        expect(k == 0 || memcmp(v, raw + first, k * sizeof *raw) == 0,
+               "view of elements %zu..+%zu, given back", first, k);
     }
+    fpk_dump_unview(dl, raw, n * sizeof *raw); /* not a view: left alone */
+    expect(raw[n / 2] == ((n / 2 * 40503) & 0xffff), "memory not a view's given back");
+    fpk_dump_unview(d, NULL, 0);
     fpk_dump_close(dl);
     unlink(le_path);
     for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {

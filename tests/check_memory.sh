@@ -2,8 +2,9 @@
 # Bounded memory: fpgrad analyses an 8 GiB .npy dump (a header, then a
 # sparse hole of 2^30 float64 zeros made by truncate, never written) in
 # $TMPDIR on two threads with a peak resident set under 200 MB, measured by /usr/bin/time
-# -v, or else by getrusage in python3; and a sparse file whose holes end
-# inside elements reads right.  Skipped (77) where the file system
+# -v, or else by getrusage in python3, and a 4 GiB one of float32, which
+# it reads through a mapping; and a sparse file whose holes end inside
+# elements reads right.  Skipped (77) where the file system
 # cannot hold a sparse file, or nothing can measure; not run under
 # VALGRIND, whose own memory would be measured.
 #
@@ -87,6 +88,29 @@ case $kb in
     ;;
 esac
 if [ "$(du -k "$dump" | cut -f 1)" -le 1024 ]; then ok; else bad "the sparse input was written to"; fi
+rm -f "$dump"
+
+# The same for float32, which fpgrad reads through a mapping of the file
+# (fpk_dump_view): 4 GiB of it, each part given back once read.
+dict="{'descr': '<f4', 'fortran_order': False, 'shape': ($n,), }"
+pad=$((128 - 10 - ${#dict} - 1))
+{
+    printf '\223NUMPY\001\000\166\000'
+    printf '%s%*s\n' "$dict" "$pad" ''
+} >"$dump"
+truncate -s $((128 + 4 * n)) "$dump"
+kb=$(peak_kb "$FPGRAD" --quiet --threads 2 --json "$tmp/big32.json" "$dump")
+case $kb in
+*"exit status"*)
+    bad "fpgrad on the 4 GiB float32 dump failed: $(head -n 3 "$tmp/run.err")"
+    ;;
+*)
+    echo "check_memory: fpgrad read 4 GiB ($n float32) with a peak RSS of $kb kB ($how)"
+    if [ "$kb" -lt "$limit_kb" ]; then ok; else bad "float32: peak RSS $kb kB, over $limit_kb kB"; fi
+    if grep -q "\"zeros\": $n,\$" "$tmp/big32.json"; then ok; else bad "float32: not $n zeros"; fi
+    ;;
+esac
+rm -f "$dump"
 
 # Holes read as zeros, also where an element straddles the end of one: a
 # safetensors file whose 3072 float32 start at byte 4098, so that every

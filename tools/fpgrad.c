@@ -447,6 +447,8 @@ static void *read_once_share(void *arg)
         else
             fpk_stats_add_array(r->st, FPK_DTYPE_F32, data, len, 1);
         r->st->count = had + len;
+        if (view != buf) /* (out of the resident set, into the page cache) */
+            fpk_dump_unview(r->d, view, len * sizeof *data);
         progress(r->p, len);
         r->ok = !atomic_load(&r->p->fail.failed);
     }
