@@ -594,9 +594,10 @@ void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes)
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0)
         return;
-    /* whole pages only: the ends may hold other views' elements */
-    uintptr_t from = (at + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
-    uintptr_t to = (at + bytes) / (uintptr_t)page * (uintptr_t)page;
+    /* every page it touches (the mapping's, which starts a page): one that
+     * holds other views' elements too maps again when they are read */
+    uintptr_t from = at / (uintptr_t)page * (uintptr_t)page;
+    uintptr_t to = (at + bytes + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
     if (from < to)
         madvise((void *)from, to - from, MADV_DONTNEED);
 #endif

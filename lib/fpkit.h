@@ -408,11 +408,11 @@ int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out
  * rather than die of it, handles the signal. */
 int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **p,
                   fpk_error *err);
-/* Gives back the whole pages of the BYTES bytes at P, a view of D's that
+/* Gives back the pages that hold the BYTES bytes at P, a view of D's that
  * the program is done with: they leave its resident set but stay in the
- * page cache (reading the view again maps them again).  A program that
- * reads a large file through views gives each part back once done, so
- * that its resident set stays as small as its reads. */
+ * page cache (reading any view of them again maps them again).  A program
+ * that reads a large file through views gives each part back once done,
+ * so that its resident set stays as small as its reads. */
 void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes);
 
 /* Calls VISIT for every dump file under PATH: PATH itself if it is a file,
