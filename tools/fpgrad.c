@@ -392,6 +392,35 @@ static void chunk_share(share *r)
     }
 }
 
+/* The span of the views a share has read and not yet given back, out of
+ * its resident set into the page cache (fpk_dump_unview): every
+ * SPAN_BACK bytes or more, not every chunk, since each giving back stops
+ * the other threads for a moment (and a chunk of another's inside it,
+ * should it be read still, maps again). */
+#define SPAN_BACK ((uintptr_t)16 << 20)
+typedef struct viewed_span {
+    uintptr_t lo, hi; /* none: lo == hi */
+} viewed_span;
+
+static void seen_give_back(viewed_span *v, fpk_dump *d)
+{
+    if (v->lo < v->hi)
+        fpk_dump_unview(d, (const void *)v->lo, v->hi - v->lo);
+    v->lo = v->hi = 0;
+}
+
+static void seen_add(viewed_span *v, fpk_dump *d, const void *p, size_t bytes)
+{
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    if (v->lo < v->hi) {
+        lo = lo < v->lo ? lo : v->lo;
+        hi = hi > v->hi ? hi : v->hi;
+    }
+    v->lo = lo, v->hi = hi;
+    if (hi - lo >= SPAN_BACK)
+        seen_give_back(v, d);
+}
+
 /* A share of pass 1 over a float32 tensor in one read: the chunks (ONCE
  * elements or a little more, cut where grad_quant_next cuts the tensor)
  * that it takes next from R->next_chunk, so that a thread slowed down
@@ -404,6 +433,7 @@ static void *read_once_share(void *arg)
     share *r = arg;
     cli_viewing(fpk_dump_path(r->d));
     float *buf = cli_xcalloc_pages(at_most(r->d, r->tensor, ONCE + PIECE), sizeof *buf);
+    viewed_span seen = {0, 0};
     size_t *cut = cli_xcalloc(ONCE / FPK_MX_BLOCK + 2, sizeof *cut);
     grad_quant walk = r->q;
     size_t mine = atomic_fetch_add(r->next_chunk, 1);
@@ -447,11 +477,12 @@ static void *read_once_share(void *arg)
         else
             fpk_stats_add_array(r->st, FPK_DTYPE_F32, data, len, 1);
         r->st->count = had + len;
-        if (view != buf) /* (out of the resident set, into the page cache) */
-            fpk_dump_unview(r->d, view, len * sizeof *data);
+        if (view != buf)
+            seen_add(&seen, r->d, view, len * sizeof *data);
         progress(r->p, len);
         r->ok = !atomic_load(&r->p->fail.failed);
     }
+    seen_give_back(&seen, r->d);
     cli_viewing(NULL);
     free(buf);
     free(cut);
