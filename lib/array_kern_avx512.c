@@ -727,12 +727,13 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         else
             m = first_pass(x + i0, len, false, false, bz, &top, &least, &neg_zeros);
         uint32_t block_max = _mm512_reduce_max_epu32(top);
+        uint32_t block_least = _mm512_reduce_min_epu32(least); /* all ones: no nonzero */
         if (sq)
-            sq_added(sq, m, _mm512_reduce_min_epu32(least), block_max);
+            sq_added(sq, m, block_least, block_max);
         /* Padding above every key, so that whole vectors can be read. */
         _mm512_storeu_si512(bz + m, minus1);
         uint32_t zeros = (uint32_t)(len - m), nonzero_finite = (uint32_t)m;
-        uint32_t block_lo = _mm512_reduce_min_epu32(least) - 1; /* all ones: no nonzero */
+        uint32_t block_lo = block_least - 1;
         uint32_t top_exp = block_max >> 23, lo_exp = (block_lo + 1) >> 23;
         bool any_sub = block_lo < 0x7fffffu;
         if (block_max >= FPKI_F32_INF) { /* seldom: the finite ones' largest, and count */
@@ -1235,8 +1236,8 @@ TARGET_AVX512 static void sq_finish(sq_job *q, double *x2, double *e2, unsigned 
 /* fpki_sqerr_fn with AVX-512, for formats under RNE or RTZ without
  * options: the nonzero magnitudes of SQ_BLOCK elements packed
  * (vpcompressd: zeros add nothing and raise nothing, and the signs
- * change no square), then each format's errors summed 16 at a time over
- * them while they are in L1 (FLAGS[j] on entry: the flags raised already,
+ * change no square) into the job's buffer, whose each format sums 16 at
+ * a time once it is full (FLAGS[j] on entry: the flags raised already,
  * not looked for again where nothing else can be raised). */
 TARGET_AVX512 bool fpki_sqerr_avx512(const fpki_conv *p, int nf, const uint32_t *x, size_t n,
                                        double *x2, double *e2, unsigned *flags)
