@@ -373,11 +373,10 @@ static void add_f64(grad_quant *q, const double *x, float *x32, size_t n, float 
 void grad_quant_add(grad_quant *q, double *x, float *x32, size_t n, float *y,
                     fpk_format_counts *k, grad_sums *e)
 {
-    if (q->exact32) {
-        grad_quant_add_f32(q, NULL, x, x32, n, y, k, e);
-        return;
-    }
-    add_f64(q, x, x32, n, y, k, e);
+    if (q->exact32)
+        add_f32(q, NULL, x, x32, n, y, k, e);
+    else
+        add_f64(q, x, x32, n, y, k, e);
     q->pos += n;
     q->left -= n;
 }
