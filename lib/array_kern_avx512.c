@@ -636,13 +636,15 @@ count_below(const uint32_t *v, size_t m, const uint32_t *key, int nk, uint32_t *
 
 /* The first pass over the LEN elements at X (all 16 at a time when FULL):
  * their largest magnitude in TOP, least nonzero one in LEAST, -0's
- * counted when SIGN; the nonzero ones (magnitudes, or encodings when
- * SIGN) packed at BZ, and their number returned. */
+ * counted when SIGN, and (POW2 not NULL, not SIGN) the nonzero ones that
+ * are powers of two (mantissa 0) noted in *POW2; the nonzero ones
+ * (magnitudes, or encodings when SIGN) packed at BZ, and their number
+ * returned. */
 TARGET_AVX512 static inline __attribute__((always_inline)) size_t
 first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __m512i *top,
-           __m512i *least, uint32_t *neg_zeros)
+           __m512i *least, uint32_t *neg_zeros, __mmask16 *pow2)
 {
-    const __m512i mag = _mm512_set1_epi32(0x7fffffff);
+    const __m512i mag = _mm512_set1_epi32(0x7fffffff), man = _mm512_set1_epi32(0x7fffff);
     size_t m = 0;
     if (full && !sign) {
         /* two vectors a step, with extremes of their own: 2x as fast on
@@ -658,6 +660,9 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
             top2 = _mm512_max_epu32(top2, a1);
             *least = _mm512_mask_min_epu32(*least, nz0, *least, a0);
             least2 = _mm512_mask_min_epu32(least2, nz1, least2, a1);
+            if (pow2)
+                *pow2 |= _mm512_mask_testn_epi32_mask(nz0, a0, man) |
+                         _mm512_mask_testn_epi32_mask(nz1, a1, man);
             size_t m0 = (size_t)__builtin_popcount(nz0);
             _mm512_storeu_si512(bz + m, _mm512_maskz_compress_epi32(nz0, a0));
             _mm512_storeu_si512(bz + m + m0, _mm512_maskz_compress_epi32(nz1, a1));
@@ -675,6 +680,8 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
         __mmask16 nonzero = _mm512_test_epi32_mask(a, a);
         *top = _mm512_max_epu32(*top, a);
         *least = _mm512_mask_min_epu32(*least, nonzero, *least, a);
+        if (pow2 && !sign)
+            *pow2 |= _mm512_mask_testn_epi32_mask(nonzero, a, man);
         if (sign)
             *neg_zeros += (uint32_t)__builtin_popcount(
                 _mm512_mask_test_epi32_mask((__mmask16)(t & ~nonzero), xi, xi));
@@ -687,7 +694,8 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
 /* The statistics with AVX-512: as fpki_stats_any, but the zeros (half of
  * many gradients, after a ReLU) are left out at once, the other elements
  * packed together (vpcompressd) for the keys, where each key's count is a
- * masked add, and for the histogram of carry-save adders above.  The
+ * masked add (but for hist_keys), and for the histogram of carry-save
+ * adders above.  The
  * first pass keeps only running extremes (float32 subnormals are there
  * when the least nonzero magnitude is one); infinities and NaNs, seen in
  * the largest, take a second look. */
@@ -695,10 +703,72 @@ typedef struct sq_job sq_job;
 static uint32_t *sq_room(sq_job *q, size_t len, sq_ahead *pf);
 static void sq_added(sq_job *q, size_t m, uint32_t least, uint32_t top);
 
+/* The elements of HIST's exponent fields below J. */
+static uint64_t hist_below(const uint64_t *hist, uint32_t j)
+{
+    uint64_t sum = 0;
+    for (uint32_t e = 0; e < j; e++)
+        sum += hist[e];
+    return sum;
+}
+
+/* Keys the histogram decides, with no compare an element (magnitudes
+ * only): below 2^j are the elements whose exponent field is below j
+ * (zeros and subnormals in field 0), and below 2^j + 1 ulp those and the
+ * ones equal to 2^j, which the first pass notices.  Under RNE those are
+ * the thresholds of rounding to zero; under RTZ and SR, every key. */
+typedef struct hist_keys {
+    uint64_t is;                    /* bit k: key k is one (the first 64, which
+                                       without the sign are all) */
+    uint64_t before[FPKI_MAX_KEYS]; /* hist_below its field, on entry */
+    uint64_t equal[FPKI_MAX_KEYS];  /* elements equal to 2^j, so far */
+} hist_keys;
+
+static void hist_keys_start(hist_keys *h, const fpki_skeys *keys, const fpki_sacc *acc)
+{
+    h->is = 0;
+    for (int k = 0; !keys->sign && k < keys->n && k < 64; k++) {
+        uint32_t key = keys->key[k];
+        if (key >> 23 && key <= FPKI_F32_INF && (key & 0x7fffff) <= 1) {
+            h->is |= UINT64_C(1) << k;
+            h->before[k] = hist_below(acc->hist, key >> 23);
+            h->equal[k] = 0;
+        }
+    }
+}
+
+/* Adds to each key 2^j + 1 ulp in [LEAST, TOP] the M elements at BZ
+ * equal to 2^j (a vector of padding after them). */
+TARGET_AVX512 static void hist_keys_equal(hist_keys *h, const fpki_skeys *keys,
+                                          const uint32_t *bz, size_t m, uint32_t least,
+                                          uint32_t top)
+{
+    for (uint64_t is = h->is; is; is &= is - 1) {
+        int k = __builtin_ctzll(is);
+        uint32_t p = keys->key[k] - 1;
+        if (!(keys->key[k] & 1) || p < least || p > top)
+            continue;
+        const __m512i pv = _mm512_set1_epi32((int)p);
+        for (size_t r = 0; r < m; r += 16)
+            h->equal[k] += (uint64_t)__builtin_popcount(
+                _mm512_cmpeq_epi32_mask(_mm512_loadu_si512(bz + r), pv));
+    }
+}
+
+static void hist_keys_finish(const hist_keys *h, const fpki_skeys *keys, fpki_sacc *acc)
+{
+    for (uint64_t is = h->is; is; is &= is - 1) {
+        int k = __builtin_ctzll(is);
+        acc->below[k] += hist_below(acc->hist, keys->key[k] >> 23) - h->before[k] + h->equal[k];
+    }
+}
+
 /* (SQ not NULL: each block's nonzero magnitudes go on to its buffer.) */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, sq_job *sq)
 {
+    hist_keys hk;
+    hist_keys_start(&hk, keys, acc);
     ehist eh;
     memset(&eh, 0, sizeof eh);
     eh.nplanes = 4;
@@ -720,18 +790,21 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         }
         __m512i top = _mm512_setzero_si512(), least = minus1;
         uint32_t neg_zeros = 0;
+        __mmask16 pow2 = 0;
         if (len == FPKI_SBLOCK && !sign)
-            m = first_pass(x + i0, len, false, true, bz, &top, &least, &neg_zeros);
+            m = first_pass(x + i0, len, false, true, bz, &top, &least, &neg_zeros, &pow2);
         else if (sign)
-            m = first_pass(x + i0, len, true, false, bz, &top, &least, &neg_zeros);
+            m = first_pass(x + i0, len, true, false, bz, &top, &least, &neg_zeros, NULL);
         else
-            m = first_pass(x + i0, len, false, false, bz, &top, &least, &neg_zeros);
+            m = first_pass(x + i0, len, false, false, bz, &top, &least, &neg_zeros, &pow2);
         uint32_t block_max = _mm512_reduce_max_epu32(top);
         uint32_t block_least = _mm512_reduce_min_epu32(least); /* all ones: no nonzero */
         if (sq)
             sq_added(sq, m, block_least, block_max);
         /* Padding above every key, so that whole vectors can be read. */
         _mm512_storeu_si512(bz + m, minus1);
+        if (pow2)
+            hist_keys_equal(&hk, keys, bz, m, block_least, block_max);
         uint32_t zeros = (uint32_t)(len - m), nonzero_finite = (uint32_t)m;
         uint32_t block_lo = block_least - 1;
         uint32_t top_exp = block_max >> 23, lo_exp = (block_lo + 1) >> 23;
@@ -769,6 +842,8 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         int na = 0;
         for (int k = 0; k < keys->n; k++) {
             uint32_t key = keys->key[k];
+            if (k < 64 && hk.is >> k & 1)
+                continue;
             acc->below[k] += zeros - (sign && key <= 0x80000000u ? neg_zeros : 0);
             if (!sign && key <= block_lo + 1)
                 continue; /* no nonzero element is below */
@@ -797,6 +872,8 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
             for (int q = 0; q < nk; q++)
                 acc->below[active[j + q]] += c[q];
         }
+        for (; !na && pf < pf_end; pf += 64) /* (no keys counted to ask for them meanwhile) */
+            _mm_prefetch(pf, _MM_HINT_T1);
         for (size_t r = 0; any_sub && r < m; r += 16) {
             __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
             for (unsigned s = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x800000)); s;
@@ -834,6 +911,7 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         eh_group(&eh, nz, (ptrdiff_t)left, sign, true);
     if (eh.base)
         eh_flush(&eh, acc->hist);
+    hist_keys_finish(&hk, keys, acc);
 }
 
 TARGET_AVX512 void fpki_stats_avx512(const fpki_skeys *keys, const uint32_t *x, size_t n,
@@ -1254,8 +1332,8 @@ TARGET_AVX512 bool fpki_sqerr_avx512(const fpki_conv *p, int nf, const uint32_t 
         __m512i top = _mm512_setzero_si512(), least = _mm512_set1_epi32(-1);
         uint32_t neg_zeros = 0;
         size_t m = len == SQ_BLOCK
-                       ? first_pass(x + i0, len, false, true, nz, &top, &least, &neg_zeros)
-                       : first_pass(x + i0, len, false, false, nz, &top, &least, &neg_zeros);
+                       ? first_pass(x + i0, len, false, true, nz, &top, &least, &neg_zeros, NULL)
+                       : first_pass(x + i0, len, false, false, nz, &top, &least, &neg_zeros, NULL);
         sq_added(&q, m, _mm512_reduce_min_epu32(least), _mm512_reduce_max_epu32(top));
     }
     sq_finish(&q, x2, e2, flags);
