@@ -691,14 +691,6 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
     return m;
 }
 
-/* The statistics with AVX-512: as fpki_stats_any, but the zeros (half of
- * many gradients, after a ReLU) are left out at once, the other elements
- * packed together (vpcompressd) for the keys, where each key's count is a
- * masked add (but for hist_keys), and for the histogram of carry-save
- * adders above.  The
- * first pass keeps only running extremes (float32 subnormals are there
- * when the least nonzero magnitude is one); infinities and NaNs, seen in
- * the largest, take a second look. */
 typedef struct sq_job sq_job;
 static uint32_t *sq_room(sq_job *q, size_t len, sq_ahead *pf);
 static void sq_added(sq_job *q, size_t m, uint32_t least, uint32_t top);
@@ -763,7 +755,14 @@ static void hist_keys_finish(const hist_keys *h, const fpki_skeys *keys, fpki_sa
     }
 }
 
-/* (SQ not NULL: each block's nonzero magnitudes go on to its buffer.) */
+/* The statistics with AVX-512: as fpki_stats_any, but the zeros (half of
+ * many gradients, after a ReLU) are left out at once, the other elements
+ * packed together (vpcompressd) for the keys, where each key's count is a
+ * masked add (but for hist_keys), and for the histogram of carry-save
+ * adders above.  The first pass keeps only running extremes (float32
+ * subnormals are there when the least nonzero magnitude is one);
+ * infinities and NaNs, seen in the largest, take a second look.  (SQ not
+ * NULL: each block's nonzero magnitudes go on to its buffer.) */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, sq_job *sq)
 {
