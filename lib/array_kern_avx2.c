@@ -1108,13 +1108,14 @@ sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, s
         const uint32_t *nz, size_t m, bool tail, uint32_t top, uint32_t bottom, sq_ahead *pf)
 {
     const near8_consts c = near8_setup(f, mode, true, p);
+    sq_ahead ahead = sq_ahead_take(pf);
     __m256d x0 = st->x[0], x1 = st->x[1], x2 = st->x[2], x3 = st->x[3];
     __m256d e0 = st->e[0], e1 = st->e[1], e2 = st->e[2], e3 = st->e[3];
     __m256i least = st->least;
     bool flagged = (st->flags & FPK_INEXACT) && ((st->flags & FPK_UNDERFLOW) || bottom >= c.k.tiny);
     if (!tail && flagged && top <= c.k.max32) {
         for (size_t r = 0; r < m; r += 16) {
-            sq_prefetch(pf);
+            sq_prefetch(&ahead);
             sq8_round(&c, _mm256_load_si256((const __m256i *)(nz + r)), want_x2, false, &least,
                       &x0, &x1, &e0, &e1);
             sq8_round(&c, _mm256_load_si256((const __m256i *)(nz + r + 8)), want_x2, false,
@@ -1123,7 +1124,7 @@ sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, s
         m = 0;
     }
     for (size_t r = 0; r < m + (tail ? 16 : 0); r += 16) {
-        sq_prefetch(pf);
+        sq_prefetch(&ahead);
         __m256i a0 = _mm256_load_si256((const __m256i *)(nz + r));
         __m256i a1 = _mm256_load_si256((const __m256i *)(nz + r + 8));
         __m256i over = _mm256_or_si256(_mm256_cmpgt_epi32(a0, c.max32),
@@ -1139,6 +1140,7 @@ sq8_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, s
         sq8_round(&c, a0, want_x2, true, &least, &x0, &x1, &e0, &e1);
         sq8_round(&c, a1, want_x2, true, &least, &x2, &x3, &e2, &e3);
     }
+    sq_ahead_put(pf, ahead);
     st->x[0] = x0, st->x[1] = x1, st->x[2] = x2, st->x[3] = x3;
     st->e[0] = e0, st->e[1] = e1, st->e[2] = e2, st->e[3] = e3;
     const __m256i ones = _mm256_set1_epi32(-1);

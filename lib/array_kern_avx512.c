@@ -1152,11 +1152,12 @@ sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq
        sq_ahead *pf)
 {
     const near_consts c = near_setup(f, mode, true, p);
+    sq_ahead ahead = sq_ahead_take(pf);
     sq_lanes s = st->s;
     near_flags fl = st->fl;
     if (top <= c.k.max32 && st->inexact && (st->underflow || least >= c.k.tiny)) {
         for (size_t r = 0; r < m; r += 16) {
-            sq_prefetch(pf);
+            sq_prefetch(&ahead);
             __m512i a = _mm512_loadu_si512(nz + r), kv, qv;
             near_round(&c, a, &kv, &qv);
             sq_exact16(a, qv, want_x2, &s);
@@ -1165,7 +1166,7 @@ sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq
     }
     __m512i inexact_least = _mm512_set1_epi32(-1);
     for (size_t r = 0; r < m; r += 16) {
-        sq_prefetch(pf);
+        sq_prefetch(&ahead);
         __m512i a = _mm512_loadu_si512(nz + r);
         if (__builtin_expect(_mm512_cmpgt_epu32_mask(a, c.max32) != 0, 0)) {
             __m512 xv = _mm512_castsi512_ps(a);
@@ -1183,6 +1184,7 @@ sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq
         s = sqerr_masked(&c, nz + m, tail, want_x2, s, &fl);
     fl.ix |= _mm512_cmpneq_epi32_mask(inexact_least, _mm512_set1_epi32(-1));
     fl.uf |= _mm512_cmplt_epu32_mask(inexact_least, c.tiny);
+    sq_ahead_put(pf, ahead);
     st->s = s;
     st->fl = fl;
     st->inexact |= fl.ix != 0 || fl.of != 0;
