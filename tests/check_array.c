@@ -643,8 +643,9 @@ END_TEST
 /* Several formats at once: the fast ones, the fast ones with a slow one
  * among them, and more than a kernel takes in one pass, in every mode
  * (SR: no kernel) and variant, over random float32 (a few above every
- * format's range) and those half zeros, in calls that cut the kernels'
- * blocks anywhere. */
+ * format's range), those half zeros, and half zeros none above e4m3's
+ * range (where, once the flags are raised, the kernels round two formats
+ * a loop), in calls that cut the kernels' blocks anywhere. */
 START_TEST(test_sqerr_formats)
 {
     tu_report rep;
@@ -664,7 +665,11 @@ START_TEST(test_sqerr_formats)
     tu_rng_init(&rng, seed + 5);
     size_t n = tu_exhaustive() ? 1000000 : 60000;
     uint32_t *x = random_f32(&rng, target(3), n);
-    for (int zeros = 0; zeros < 2; zeros++) {
+    for (int zeros = 0; zeros < 3; zeros++) {
+        if (zeros == 2) { /* none above e4m3's range: every format's loops without flags */
+            free(x);
+            x = finite_f32(&rng, target(3), n);
+        }
         for (size_t i = 0; zeros && i < n; i++)
             if (tu_rng_next(&rng) >> 63)
                 x[i] &= 0x80000000u;
@@ -679,8 +684,9 @@ START_TEST(test_sqerr_formats)
                 }
     }
     free(x);
-    tu_report_line(&rep, "%zu random float32, then half zeros: squared errors of 1, 5, 6 and "
-                         "12 formats at once x %d modes x %d variants",
+    tu_report_line(&rep, "%zu random float32, then half zeros, then half zeros and none above "
+                         "e4m3's range: squared errors of 1, 5, 6 and 12 formats at once x %d "
+                         "modes x %d variants",
                    n, MODE_COUNT, TU_VARIANT_COUNT);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
