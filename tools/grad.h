@@ -151,6 +151,9 @@ typedef struct grad_quant {
     uint64_t pos, left; /* elements read so far, and still to read */
     uint64_t sr_base;   /* SR's counter of the first element */
     bool exact32;       /* every element is a float32 value */
+    /* each format's values are float32 values (fpk_array_quantize_sqerr
+     * serves it), asked once, not for every piece */
+    bool quant32[FPK_STATS_MAX_FORMATS];
 } grad_quant;
 void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t);
 /* How many elements to read next, at most MAX (a multiple of 32). */

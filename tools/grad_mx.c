@@ -90,6 +90,12 @@ void grad_quant_init(grad_quant *q, const grad_run *run, const fpk_tensor *t)
     q->rowlen = inner ? inner : 1;
     q->left = t->count;
     q->exact32 = t->dtype != FPK_DTYPE_F64;
+    for (int j = 0; j < run->nformats; j++) { /* (no elements: only whether it may) */
+        const float none = 0;
+        fpk_ctx c = fpk_ctx_default();
+        c.round = run->round;
+        q->quant32[j] = fpk_array_quantize_sqerr(run->formats[j], &none, 0, &c, NULL, NULL);
+    }
 }
 
 size_t grad_quant_next(const grad_quant *q, size_t max)
@@ -252,11 +258,12 @@ static void add_f32(grad_quant *q, fpk_stats *st, double *x, const float *x32, s
     for (int j = 0; j < run->nformats; j++) {
         const fpk_format *f = run->formats[j];
         fpk_ctx c = quant_ctx(q, 0);
-        /* (no elements: only whether float32 holds F's values) */
-        bool quantizable = fpk_array_quantize_sqerr(f, x32, 0, &c, NULL, NULL);
-        at[j] = run->scale == 1 && !grad_is_mx(f) && quantizable ? npt : -1;
+        at[j] = run->scale == 1 && !grad_is_mx(f) && q->quant32[j] ? npt : -1;
         if (at[j] >= 0) {
             pt[npt] = f;
+            /* Of the flags, only an overflow matters here: the others
+             * raised already, the kernels need not look for them. */
+            c.flags |= FPK_INEXACT | FPK_UNDERFLOW;
             pc[npt++] = c;
         }
     }
