@@ -692,6 +692,7 @@ first_pass(const uint32_t *x, size_t len, bool sign, bool full, uint32_t *bz, __
 }
 
 typedef struct sq_job sq_job;
+static bool sq_fits(const sq_job *q, size_t len);
 static uint32_t *sq_room(sq_job *q, size_t len, sq_ahead *pf);
 static void sq_added(sq_job *q, size_t m, uint32_t least, uint32_t top);
 
@@ -703,7 +704,8 @@ TARGET_AVX512 static uint64_t hist_below(const uint64_t *hist, uint32_t j)
     uint32_t e = 0;
     for (; e + 8 <= j; e += 8)
         sum = _mm512_add_epi64(sum, _mm512_loadu_si512(hist + e));
-    sum = _mm512_add_epi64(sum, _mm512_maskz_loadu_epi64((__mmask8)((1u << (j - e)) - 1), hist + e));
+    __mmask8 rest = (__mmask8)((1u << (j - e)) - 1);
+    sum = _mm512_add_epi64(sum, _mm512_maskz_loadu_epi64(rest, hist + e));
     return (uint64_t)_mm512_reduce_add_epi64(sum);
 }
 
@@ -777,6 +779,7 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
     /* The histogram's leftovers (fewer than a group), then a block's
      * nonzero elements and a vector of padding. */
     uint32_t nz[EH_GROUP + FPKI_SBLOCK + 16] __attribute__((aligned(64)));
+    const uint32_t *pend = nz;
     size_t left = 0;
     const bool sign = keys->sign;
     const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
@@ -788,6 +791,10 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         uint32_t *bz = nz + left;
         if (sq) {
             sq_ahead pf = {(const char *)(x + i0), (const char *)(x + i0 + len)};
+            if (pend != nz && !sq_fits(sq, len)) { /* the buffer is about to be summed */
+                memcpy(nz, pend, 4 * left);
+                pend = nz;
+            }
             bz = sq_room(sq, len, &pf);
         }
         __m512i top = _mm512_setzero_si512(), least = minus1;
@@ -886,14 +893,20 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
             }
         }
         /* The histogram, whole groups at a time; the rest waits for more
-         * (in SQ's buffer, the leftovers topped up to a group first). */
+         * at PEND: in NZ, or where it lies in SQ's buffer, right before the
+         * next block's (moved to NZ only when the buffer is to be summed;
+         * the leftovers in NZ topped up to a group first). */
         size_t r = 0;
-        if (bz == nz + left) {
+        if (bz == nz + left || pend + left == bz) {
+            const uint32_t *from = pend;
             size_t have = left + m;
             for (; r + EH_GROUP <= have; r += EH_GROUP)
-                eh_group(&eh, nz + r, EH_GROUP, sign, false);
+                eh_group(&eh, from + r, EH_GROUP, sign, false);
             left = have - r;
-            memmove(nz, nz + r, 4 * left);
+            if (pend == nz)
+                memmove(nz, nz + r, 4 * left);
+            else
+                pend = from + r;
             continue;
         }
         if (left) {
@@ -907,10 +920,10 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         for (; r + EH_GROUP <= m; r += EH_GROUP)
             eh_group(&eh, bz + r, EH_GROUP, sign, false);
         left = m - r;
-        memcpy(nz, bz + r, 4 * left);
+        pend = bz + r;
     }
     if (left)
-        eh_group(&eh, nz, (ptrdiff_t)left, sign, true);
+        eh_group(&eh, pend, (ptrdiff_t)left, sign, true);
     if (eh.base)
         eh_flush(&eh, acc->hist);
     hist_keys_finish(&hk, keys, acc);
@@ -1248,7 +1261,8 @@ pair_error(bool fp, bool rne, const pair_fmt *k, __m512i a)
         __m512 cf = _mm512_castsi512_ps(_mm512_add_epi32(
             _mm512_and_si512(_mm512_max_epu32(a, k->c0), _mm512_set1_epi32((int)FPKI_F32_INF)),
             k->c1));
-        __m512 sum = rne ? _mm512_add_round_ps(af, cf, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+        __m512 sum = rne ? _mm512_add_round_ps(af, cf,
+                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
                          : _mm512_add_round_ps(af, cf, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
         return _mm512_sub_ps(_mm512_sub_ps(sum, cf), af);
     }
@@ -1316,7 +1330,9 @@ TARGET_AVX512 static bool sq_pair(const fpki_conv *p, bool want_x2, sq_state *st
     int a = k[1].fp && !k[0].fp, b = !a;
     __m512d *ea = st[a].s.e, *eb = st[b].s.e, *sx = st[0].s.x;
     bool rne = p[0].mode == FPK_RNE;
-#define SQ_PAIR(fa, fb, mode_rne)                                                                      (want_x2 ? sq_pair_loop(fa, fb, mode_rne, true, &k[a], &k[b], nz, m, ea, eb, sx, pf)                       : sq_pair_loop(fa, fb, mode_rne, false, &k[a], &k[b], nz, m, ea, eb, sx, pf))
+#define SQ_PAIR(fa, fb, mode_rne)                                                               \
+    (want_x2 ? sq_pair_loop(fa, fb, mode_rne, true, &k[a], &k[b], nz, m, ea, eb, sx, pf)          \
+             : sq_pair_loop(fa, fb, mode_rne, false, &k[a], &k[b], nz, m, ea, eb, sx, pf))
     if (k[a].fp && k[b].fp)
         rne ? SQ_PAIR(true, true, true) : SQ_PAIR(true, true, false);
     else if (k[a].fp)
@@ -1390,11 +1406,18 @@ TARGET_AVX512 static void sq_flush(sq_job *q, sq_ahead *pf)
         q->least = UINT32_MAX, q->top = 0;
 }
 
+/* Whether LEN more magnitudes fit in Q's buffer as it is (else sq_room
+ * sums it first). */
+static bool sq_fits(const sq_job *q, size_t len)
+{
+    return q->n + len <= SQ_BUF;
+}
+
 /* The place for up to LEN more magnitudes (LEN <= SQ_BUF - 15), and a
  * vector of slack after them, at the end of Q's buffer. */
 TARGET_AVX512 static uint32_t *sq_room(sq_job *q, size_t len, sq_ahead *pf)
 {
-    if (q->n + len > SQ_BUF)
+    if (!sq_fits(q, len))
         sq_flush(q, pf);
     return q->buf + q->n;
 }
