@@ -577,7 +577,8 @@ eh_group(ehist *h, const uint32_t *nz, ptrdiff_t valid, bool sign, bool tail)
 /* Adds the counters into HIST: each half's 16 lanes summed into lane 0
  * first, by bitsliced adds of lanes R.. onto lanes 0.. (R = 8, 4, 2, 1),
  * then its bits read out (one lane's, not sixteen's: a piece's flush took
- * 9% of the statistics' time). */
+ * 9% of the statistics' time; and by masked adds, not bit by bit: 1% of
+ * fpgrad's). */
 TARGET_AVX512 static void eh_flush(const ehist *h, uint64_t *hist)
 {
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -597,11 +598,22 @@ TARGET_AVX512 static void eh_flush(const ehist *h, uint64_t *hist)
             }
             pl[np++] = carry;
         }
+        /* bit j of plane p adds 2^p to field base + 32 w + j (which the
+         * window keeps below 256), eight fields a masked add */
         uint64_t *half = hist + h->base + 32 * w;
-        for (int p = 0; p < np; p++)
-            for (uint32_t b = (uint32_t)_mm_cvtsi128_si32(_mm512_castsi512_si128(pl[p])); b;
-                 b &= b - 1)
-                half[__builtin_ctz(b)] += UINT64_C(1) << p;
+        __m512i count[4];
+        for (int k = 0; k < 4; k++)
+            count[k] = _mm512_setzero_si512();
+        for (int p = 0; p < np; p++) {
+            uint32_t b = (uint32_t)_mm_cvtsi128_si32(_mm512_castsi512_si128(pl[p]));
+            const __m512i weight = _mm512_set1_epi64((long long)(UINT64_C(1) << p));
+            for (int k = 0; k < 4; k++)
+                count[k] =
+                    _mm512_mask_add_epi64(count[k], (__mmask8)(b >> 8 * k), count[k], weight);
+        }
+        for (int k = 0; k < 4; k++)
+            _mm512_storeu_si512(half + 8 * k,
+                                _mm512_add_epi64(_mm512_loadu_si512(half + 8 * k), count[k]));
     }
 }
 
