@@ -1264,15 +1264,15 @@ typedef struct pair_fmt {
 } pair_fmt;
 
 /* The errors (results less magnitudes A, exact) of a format of PAIR_FMT
- * kind FP under RNE or RTZ. */
+ * kind FP under RNE or RTZ; EXP: A's exponent bits, which both formats of
+ * a pair share (the larger of them and the least normal's are those of
+ * the larger of A and the least normal, whose mantissa is zero). */
 TARGET_AVX512 static inline __attribute__((always_inline)) __m512
-pair_error(bool fp, bool rne, const pair_fmt *k, __m512i a)
+pair_error(bool fp, bool rne, const pair_fmt *k, __m512i a, __m512i exp)
 {
     __m512 af = _mm512_castsi512_ps(a);
     if (fp) {
-        __m512 cf = _mm512_castsi512_ps(_mm512_add_epi32(
-            _mm512_and_si512(_mm512_max_epu32(a, k->c0), _mm512_set1_epi32((int)FPKI_F32_INF)),
-            k->c1));
+        __m512 cf = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_max_epu32(exp, k->c0), k->c1));
         __m512 sum = rne ? _mm512_add_round_ps(af, cf,
                                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
                          : _mm512_add_round_ps(af, cf, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
@@ -1299,8 +1299,9 @@ sq_pair_loop(bool fp_a, bool fp_b, bool rne, bool want_x2, const pair_fmt *ka,
     for (size_t r = 0; r < m; r += 16) {
         sq_prefetch(&ahead);
         __m512i a = _mm512_loadu_si512(nz + r);
-        sq_square16(pair_error(fp_a, rne, &a_k, a), a_e);
-        sq_square16(pair_error(fp_b, rne, &b_k, a), b_e);
+        __m512i exp = _mm512_and_si512(a, _mm512_set1_epi32((int)FPKI_F32_INF));
+        sq_square16(pair_error(fp_a, rne, &a_k, a, exp), a_e);
+        sq_square16(pair_error(fp_b, rne, &b_k, a, exp), b_e);
         if (want_x2)
             sq_square16(_mm512_castsi512_ps(a), x);
     }
