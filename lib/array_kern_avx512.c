@@ -1144,10 +1144,8 @@ typedef struct sq_state {
     bool inexact, underflow;
 } sq_state;
 
-/* S with the squared errors of the 16 magnitudes A, none above max32, and
- * their results Q: each error is exact in float32 (Q is zero or within a
- * factor of two of A), so its square is exact in double and fused
- * multiply-adds give the same sums. */
+/* LANE's two sums of eight plus the squares of the 16 float32 values V,
+ * exact in double (so that fused multiply-adds give the same sums). */
 TARGET_AVX512 static inline __attribute__((always_inline)) void sq_square16(__m512 v,
                                                                             __m512d *lane)
 {
@@ -1157,6 +1155,9 @@ TARGET_AVX512 static inline __attribute__((always_inline)) void sq_square16(__m5
     lane[1] = _mm512_fmadd_pd(hi, hi, lane[1]);
 }
 
+/* S with the squared errors of the 16 magnitudes A, none above max32, and
+ * their results Q: each error is exact in float32 (Q is zero or within a
+ * factor of two of A), so its square is exact in double. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
 sq_exact16(__m512i a, __m512i q, bool want_x2, sq_lanes *s)
 {
@@ -1250,14 +1251,13 @@ TARGET_AVX512 static void sq_block(const fpki_conv *p, bool want_x2, sq_state *s
 }
 
 /* Two formats' squared errors in one loop, where sq_run would take its
- * first loop for each (no flag left to find): a loop costs about 10% less
- * a format than one each, the magnitudes loaded once, and the sums of
- * one format do not wait on each other's adds.  The formats' constants
- * sit in registers, not folded, so that one loop serves every pair: a
- * format whose exponents stop short of float32's rounds as near_round
- * does in the vector unit (C0, C1: its least normal, d0 in float32's
- * exponent field), any other in the integers (C0, C1, D0: half an ulp
- * less one, the kept bits' mask, d0). */
+ * first loop for each (no flag left to find): about 10% less time than a
+ * loop each, the magnitudes loaded once and twice the sums in flight.
+ * The formats' constants sit in registers, not folded, so that one loop
+ * serves every pair: a format whose exponents stop short of float32's
+ * rounds as near_round does in the vector unit (C0, C1: its least
+ * normal, d0 in float32's exponent field), any other in the integers
+ * (C0, C1, D0: half an ulp less one, the kept bits' mask, d0). */
 typedef struct pair_fmt {
     bool fp;
     __m512i c0, c1, d0;
