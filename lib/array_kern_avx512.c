@@ -297,8 +297,10 @@ TARGET_AVX512 static inline __attribute__((always_inline)) void
 near_round(const near_consts *c, __m512i a, __m512i *k, __m512i *q)
 {
     if (c->k.subs) {
+        /* (A's exponent bits first, the same for every format: two
+         * formats rounding A in one loop share them) */
         __m512i cv = _mm512_add_epi32(
-            _mm512_and_si512(_mm512_max_epu32(a, c->min_normal), c->inf), c->d0_exp);
+            _mm512_max_epu32(_mm512_and_si512(a, c->inf), c->min_normal), c->d0_exp);
         __m512 cf = _mm512_castsi512_ps(cv);
         /* (the rounding operand must be a literal, whatever the optimiser does) */
         __m512 sum = c->k.rne ? _mm512_add_round_ps(_mm512_castsi512_ps(a), cf,
@@ -1144,6 +1146,15 @@ typedef struct sq_state {
     bool inexact, underflow;
 } sq_state;
 
+/* Whether ST, whose format's scalars are K, has no flag left to find in
+ * magnitudes from LEAST to TOP: none above max32 (no overflow), and
+ * inexact raised, and underflow too unless none is tiny. */
+static inline bool sq_flagless(const near_scalars *k, const sq_state *st, uint32_t least,
+                               uint32_t top)
+{
+    return top <= k->max32 && st->inexact && (st->underflow || least >= k->tiny);
+}
+
 /* LANE's two sums of eight plus the squares of the 16 float32 values V,
  * exact in double (so that fused multiply-adds give the same sums). */
 TARGET_AVX512 static inline __attribute__((always_inline)) void sq_square16(__m512 v,
@@ -1184,7 +1195,7 @@ sq_run(const fpk_format *f, fpk_round mode, bool want_x2, const fpki_conv *p, sq
     sq_ahead ahead = sq_ahead_take(pf);
     sq_lanes s = st->s;
     near_flags fl = st->fl;
-    if (top <= c.k.max32 && st->inexact && (st->underflow || least >= c.k.tiny)) {
+    if (sq_flagless(&c.k, st, least, top)) {
         for (size_t r = 0; r < m; r += 16) {
             sq_prefetch(&ahead);
             __m512i a = _mm512_loadu_si512(nz + r), kv, qv;
@@ -1250,65 +1261,7 @@ TARGET_AVX512 static void sq_block(const fpki_conv *p, bool want_x2, sq_state *s
     }
 }
 
-/* Two formats' squared errors in one loop, where sq_run would take its
- * first loop for each (no flag left to find): about 10% less time than a
- * loop each, the magnitudes loaded once and twice the sums in flight.
- * The formats' constants sit in registers, not folded, so that one loop
- * serves every pair: a format whose exponents stop short of float32's
- * rounds as near_round does in the vector unit (C0, C1: its least
- * normal, d0 in float32's exponent field), any other in the integers
- * (C0, C1, D0: half an ulp less one, the kept bits' mask, d0). */
-typedef struct pair_fmt {
-    bool fp;
-    __m512i c0, c1, d0;
-} pair_fmt;
-
-/* The errors (results less magnitudes A, exact) of a format of PAIR_FMT
- * kind FP under RNE or RTZ; EXP: A's exponent bits, which both formats of
- * a pair share (the larger of them and the least normal's are those of
- * the larger of A and the least normal, whose mantissa is zero). */
-TARGET_AVX512 static inline __attribute__((always_inline)) __m512
-pair_error(bool fp, bool rne, const pair_fmt *k, __m512i a, __m512i exp)
-{
-    __m512 af = _mm512_castsi512_ps(a);
-    if (fp) {
-        __m512 cf = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_max_epu32(exp, k->c0), k->c1));
-        __m512 sum = rne ? _mm512_add_round_ps(af, cf,
-                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-                         : _mm512_add_round_ps(af, cf, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-        return _mm512_sub_ps(_mm512_sub_ps(sum, cf), af);
-    }
-    __m512i t = a;
-    if (rne)
-        t = _mm512_add_epi32(_mm512_add_epi32(a, k->c0),
-                             _mm512_and_si512(_mm512_srlv_epi32(a, k->d0), _mm512_set1_epi32(1)));
-    return _mm512_sub_ps(_mm512_castsi512_ps(_mm512_and_si512(t, k->c1)), af);
-}
-
-/* Adds to EA and EB the squared errors of the M magnitudes at NZ (M a
- * multiple of 16) in formats KA and KB (kinds FP_A, FP_B), and to SX their
- * squares when WANT_X2. */
-TARGET_AVX512 static inline __attribute__((always_inline)) void
-sq_pair_loop(bool fp_a, bool fp_b, bool rne, bool want_x2, const pair_fmt *ka,
-             const pair_fmt *kb, const uint32_t *nz, size_t m, __m512d *ea, __m512d *eb,
-             __m512d *sx, sq_ahead *pf)
-{
-    const pair_fmt a_k = *ka, b_k = *kb;
-    sq_ahead ahead = sq_ahead_take(pf);
-    __m512d a_e[2] = {ea[0], ea[1]}, b_e[2] = {eb[0], eb[1]}, x[2] = {sx[0], sx[1]};
-    for (size_t r = 0; r < m; r += 16) {
-        sq_prefetch(&ahead);
-        __m512i a = _mm512_loadu_si512(nz + r);
-        __m512i exp = _mm512_and_si512(a, _mm512_set1_epi32((int)FPKI_F32_INF));
-        sq_square16(pair_error(fp_a, rne, &a_k, a, exp), a_e);
-        sq_square16(pair_error(fp_b, rne, &b_k, a, exp), b_e);
-        if (want_x2)
-            sq_square16(_mm512_castsi512_ps(a), x);
-    }
-    sq_ahead_put(pf, ahead);
-    ea[0] = a_e[0], ea[1] = a_e[1], eb[0] = b_e[0], eb[1] = b_e[1], sx[0] = x[0], sx[1] = x[1];
-}
-
+/* The kernel format FMT's descriptor. */
 static const fpk_format *kern_format(int fmt)
 {
     switch (fmt) {
@@ -1320,35 +1273,65 @@ static const fpk_format *kern_format(int fmt)
     }
 }
 
+/* Two formats' squared errors in one loop, where sq_run would take its
+ * first loop for each (no flag left to find): about 10% less time than a
+ * loop each, the magnitudes loaded once and twice the sums in flight.
+ * The formats' constants are set up at run time, not folded, so that one
+ * loop serves every pair; only whether each rounds in the vector unit or
+ * in the integers (near_round), and the mode, are compiled in (FP_A,
+ * FP_B, RNE).  Adds to EA and EB the squared errors of the M magnitudes
+ * at NZ (M a multiple of 16) under PA and PB, and to SX their squares
+ * when WANT_X2. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+sq_pair_loop(bool fp_a, bool fp_b, bool rne, bool want_x2, const fpki_conv *pa,
+             const fpki_conv *pb, const uint32_t *nz, size_t m, __m512d *ea, __m512d *eb,
+             __m512d *sx, sq_ahead *pf)
+{
+    near_consts a_k = near_setup(kern_format(pa->fmt), pa->mode, true, pa);
+    near_consts b_k = near_setup(kern_format(pb->fmt), pb->mode, true, pb);
+    a_k.k.subs = fp_a, b_k.k.subs = fp_b, a_k.k.rne = b_k.k.rne = rne;
+    sq_ahead ahead = sq_ahead_take(pf);
+    __m512d a_e[2] = {ea[0], ea[1]}, b_e[2] = {eb[0], eb[1]}, x[2] = {sx[0], sx[1]};
+    for (size_t r = 0; r < m; r += 16) {
+        sq_prefetch(&ahead);
+        __m512i a = _mm512_loadu_si512(nz + r), kv, qa, qb;
+        near_round(&a_k, a, &kv, &qa);
+        near_round(&b_k, a, &kv, &qb);
+        __m512 af = _mm512_castsi512_ps(a);
+        sq_square16(_mm512_sub_ps(_mm512_castsi512_ps(qa), af), a_e);
+        sq_square16(_mm512_sub_ps(_mm512_castsi512_ps(qb), af), b_e);
+        if (want_x2)
+            sq_square16(af, x);
+    }
+    sq_ahead_put(pf, ahead);
+    ea[0] = a_e[0], ea[1] = a_e[1], eb[0] = b_e[0], eb[1] = b_e[1], sx[0] = x[0], sx[1] = x[1];
+}
+
 /* sq_block for P[0] and P[1] (M magnitudes, no tail) in one loop, X2 with
  * the first when WANT_X2; false, and nothing done, unless both share a
- * mode and neither has a flag left to find or a magnitude above max32. */
+ * mode and neither has a flag left to find (sq_flagless). */
 TARGET_AVX512 static bool sq_pair(const fpki_conv *p, bool want_x2, sq_state *st,
                                   const uint32_t *nz, size_t m, uint32_t least, uint32_t top,
                                   sq_ahead *pf)
 {
     if (p[0].mode != p[1].mode)
         return false;
-    pair_fmt k[2];
+    near_scalars k[2];
     for (int i = 0; i < 2; i++) {
-        near_scalars ks = near_scalars_of(kern_format(p[i].fmt), p[i].mode, true);
-        if (top > ks.max32 || !st[i].inexact || (!st[i].underflow && least < ks.tiny))
+        k[i] = near_scalars_of(kern_format(p[i].fmt), p[i].mode, true);
+        if (!sq_flagless(&k[i], &st[i], least, top))
             return false;
-        k[i].fp = ks.subs;
-        k[i].c0 = _mm512_set1_epi32((int)(ks.subs ? ks.min_normal : ks.half));
-        k[i].c1 = _mm512_set1_epi32((int)(ks.subs ? ks.d0_exp : ks.high));
-        k[i].d0 = _mm512_set1_epi32(ks.d0);
     }
     /* the one rounding in the vector unit first (the sums are per format) */
-    int a = k[1].fp && !k[0].fp, b = !a;
+    int a = k[1].subs && !k[0].subs, b = !a;
     __m512d *ea = st[a].s.e, *eb = st[b].s.e, *sx = st[0].s.x;
     bool rne = p[0].mode == FPK_RNE;
 #define SQ_PAIR(fa, fb, mode_rne)                                                               \
-    (want_x2 ? sq_pair_loop(fa, fb, mode_rne, true, &k[a], &k[b], nz, m, ea, eb, sx, pf)          \
-             : sq_pair_loop(fa, fb, mode_rne, false, &k[a], &k[b], nz, m, ea, eb, sx, pf))
-    if (k[a].fp && k[b].fp)
+    (want_x2 ? sq_pair_loop(fa, fb, mode_rne, true, &p[a], &p[b], nz, m, ea, eb, sx, pf)          \
+             : sq_pair_loop(fa, fb, mode_rne, false, &p[a], &p[b], nz, m, ea, eb, sx, pf))
+    if (k[a].subs && k[b].subs)
         rne ? SQ_PAIR(true, true, true) : SQ_PAIR(true, true, false);
-    else if (k[a].fp)
+    else if (k[a].subs)
         rne ? SQ_PAIR(true, false, true) : SQ_PAIR(true, false, false);
     else
         rne ? SQ_PAIR(false, false, true) : SQ_PAIR(false, false, false);
