@@ -550,11 +550,13 @@ START_TEST(test_sqerr)
 END_TEST
 
 /* fpk_array_quantize_sqerr_formats of X[0..N-1] into the NF formats F
- * (all under C0), GROUP elements a call, against fpk_array_quantize_sqerr
- * of each format in turn (which check_sqerr holds to sqerr_ref): the same
- * lanes, X2 from F[0], flags and SR counters, with every kernel set. */
+ * (all under C0, or when MIXED every other one toward zero), GROUP
+ * elements a call, against fpk_array_quantize_sqerr of each format in
+ * turn (which check_sqerr holds to sqerr_ref): the same lanes, X2 from
+ * F[0], flags and SR counters, with every kernel set. */
 static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int nf,
-                                const fpk_ctx *c0, const uint32_t *x, size_t n, size_t group)
+                                const fpk_ctx *c0, bool mixed, const uint32_t *x, size_t n,
+                                size_t group)
 {
     enum { MAXF = 12 };
     ck_assert_int_le(nf, MAXF);
@@ -568,6 +570,8 @@ static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int 
             fpk_ctx c[MAXF], d[MAXF];
             for (int j = 0; j < nf; j++) {
                 c[j] = d[j] = *c0;
+                if (mixed && j % 2)
+                    c[j].round = d[j].round = FPK_RTZ;
                 c[j].sr_counter = d[j].sr_counter = c0->sr_counter + first;
                 ck_assert(fpk_array_quantize_sqerr(f[j], xs, len, &d[j], j ? NULL : wx, we[j]));
             }
@@ -579,9 +583,10 @@ static void check_sqerr_formats(tu_report *rep, const fpk_format *const *f, int 
                     bad = j;
             if (bad >= 0) {
                 tu_fail(rep,
-                        "%s sqerr_formats (%d, the first %s) %s elements %zu..%zu: format %d "
+                        "%s sqerr_formats (%d, the first %s) %s%s elements %zu..%zu: format %d "
                         "(%s) differs from its own call: flags %s, expected %s",
-                        isas[s], nf, f[0]->name, tu_mode_name(c0->round), first,
+                        isas[s], nf, f[0]->name, tu_mode_name(c0->round),
+                        mixed ? " (every other rtz)" : "", first,
                         first + len - 1, bad, f[bad]->name, tu_flags_name(c[bad].flags).s,
                         tu_flags_name(d[bad].flags).s);
                 memcpy(gx, wx, sizeof gx);
@@ -640,12 +645,14 @@ START_TEST(test_sqerr_late)
 }
 END_TEST
 
-/* Several formats at once: the fast ones, the fast ones with a slow one
- * among them, and more than a kernel takes in one pass, in every mode
- * (SR: no kernel) and variant, over random float32 (a few above every
- * format's range), those half zeros, and half zeros none above e4m3's
- * range (where, once the flags are raised, the kernels round two formats
- * a loop), in calls that cut the kernels' blocks anywhere. */
+/* Several formats at once: the fast ones (all five, two and three of
+ * them, and all five with every other one toward zero), the fast ones with
+ * a slow one among them, and more than a kernel takes in one pass, in
+ * every mode (SR: no kernel) and variant, over random float32 (a few above
+ * every format's range), those half zeros, and half zeros none above
+ * e4m3's range (where, once the flags are raised, the kernels round up to
+ * four formats of a mode a loop), in calls that cut the kernels' blocks
+ * anywhere. */
 START_TEST(test_sqerr_formats)
 {
     tu_report rep;
@@ -660,7 +667,9 @@ START_TEST(test_sqerr_formats)
     const struct {
         const fpk_format *const *f;
         int n;
-    } sets[] = {{fast, 5}, {mixed, 6}, {many, 12}, {fast + 3, 1}};
+        bool mixed;
+    } sets[] = {{fast, 5, false}, {fast, 2, false}, {fast + 2, 3, false}, {fast, 5, true},
+                {mixed, 6, false}, {many, 12, false}, {fast + 3, 1, false}};
     tu_rng rng;
     tu_rng_init(&rng, seed + 5);
     size_t n = tu_exhaustive() ? 1000000 : 60000;
@@ -678,15 +687,17 @@ START_TEST(test_sqerr_formats)
                 for (int m = 0; m < MODE_COUNT; m++) {
                     fpk_ctx c = tu_ctx(all_modes[m], &tu_variants[v]);
                     c.sr_seed = seed;
-                    check_sqerr_formats(&rep, sets[k].f, sets[k].n, &c, x, n, 3001);
+                    check_sqerr_formats(&rep, sets[k].f, sets[k].n, &c, sets[k].mixed, x, n,
+                                        3001);
                     if (v == 0)
-                        check_sqerr_formats(&rep, sets[k].f, sets[k].n, &c, x, n, n);
+                        check_sqerr_formats(&rep, sets[k].f, sets[k].n, &c, sets[k].mixed, x, n,
+                                            n);
                 }
     }
     free(x);
     tu_report_line(&rep, "%zu random float32, then half zeros, then half zeros and none above "
-                         "e4m3's range: squared errors of 1, 5, 6 and 12 formats at once x %d "
-                         "modes x %d variants",
+                         "e4m3's range: squared errors of 1, 2, 3, 5 (and 5 of two modes), 6 and "
+                         "12 formats at once x %d modes x %d variants",
                    n, MODE_COUNT, TU_VARIANT_COUNT);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
