@@ -502,9 +502,9 @@ TARGET_AVX512 void fpki_widen_avx512(fpk_dtype t, const void *x, uint32_t *z, si
  * window [base, base + 63], sets bit e - base - 32w of a one-hot vector
  * for half w of the window, and carry-save adders (Harley and Seal's) sum
  * sixteen such vectors at a time into bitsliced counters: bit j of lane l
- * of plane p is bit p of how many of lane l's elements set bit j.  Blocks
- * whose range leaves the window count the elements outside it one at a
- * time. */
+ * of plane p is bit p of how many of lane l's elements set bit j.  The
+ * groups that may hold elements outside the window (from blocks whose
+ * range leaves it) count those one at a time. */
 #define EH_PLANES 40
 #define EH_GROUP 256 /* elements a group of adders sums */
 
@@ -534,16 +534,20 @@ TARGET_AVX512 static inline __attribute__((always_inline)) void eh_carry(ehist *
         h->nplanes = p;
 }
 
-/* The one-hot vectors of the 16 elements V for both halves. */
+/* The one-hot vectors of the 16 elements V for both halves, and (CHECK)
+ * in *OUT those of them (of LIVE) outside the window. */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-eh_onehot(__m512i v, bool sign, __m512i b0, __m512i b1, __m512i *h0, __m512i *h1)
+eh_onehot(__m512i v, bool sign, __m512i b0, __m512i b1, bool check, __mmask16 live, __m512i *h0,
+          __m512i *h1, __mmask16 *out)
 {
     const __m512i one = _mm512_set1_epi32(1);
     if (sign)
         v = _mm512_and_si512(v, _mm512_set1_epi32(0x7fffffff));
-    __m512i e = _mm512_srli_epi32(v, 23);
-    *h0 = _mm512_sllv_epi32(one, _mm512_sub_epi32(e, b0)); /* counts past 31 give 0 */
+    __m512i e = _mm512_srli_epi32(v, 23), d = _mm512_sub_epi32(e, b0);
+    *h0 = _mm512_sllv_epi32(one, d); /* counts past 31 give 0 */
     *h1 = _mm512_sllv_epi32(one, _mm512_sub_epi32(e, b1));
+    if (check)
+        *out = _mm512_mask_cmpge_epu32_mask(live, d, _mm512_set1_epi32(EH_WINDOW));
 }
 
 /* The 16 elements at P, of which VALID are there (TAIL) or all. */
@@ -557,23 +561,52 @@ TARGET_AVX512 static inline __attribute__((always_inline)) __m512i eh_load(const
     return _mm512_maskz_loadu_epi32(t, p); /* zeros: outside the window */
 }
 
+/* Which of the 16 elements at P, of which VALID are there (TAIL) or all,
+ * are there. */
+static inline __mmask16 eh_live(ptrdiff_t valid, bool tail)
+{
+    return tail ? first_lanes(valid > 0 ? (size_t)valid : 0) : 0xffff;
+}
+
 /* Counts the exponents of 256 elements at NZ (magnitudes, or encodings
- * when SIGN), of which VALID are there when TAIL. */
+ * when SIGN), of which VALID are there when TAIL.  When CHECK, some may lie
+ * outside the window, which the adders leave out: the compares that find
+ * them are kept a vector, and those vectors' ones counted into HIST one at
+ * a time.  (Where a separate pass looked for them in every block that had
+ * some, it took 11% of the statistics' time on gradients of a wide
+ * range.) */
 TARGET_AVX512 static inline __attribute__((always_inline)) void
-eh_group(ehist *h, const uint32_t *nz, ptrdiff_t valid, bool sign, bool tail)
+eh_group(ehist *h, const uint32_t *nz, ptrdiff_t valid, bool sign, bool tail, bool check,
+         uint64_t *hist)
 {
     const __m512i b0 = _mm512_set1_epi32((int)h->base), b1 = _mm512_set1_epi32((int)h->base + 32);
     __m512i x0, x1, y0, y1;
-#define EH_PAIR(k, t0, t1)                                                                 \
-    do {                                                                                   \
-        eh_onehot(eh_load(nz + 16 * (k), valid - 16 * (k), tail), sign, b0, b1, &x0, &x1); \
-        eh_onehot(eh_load(nz + 16 * (k) + 16, valid - 16 * (k) - 16, tail), sign, b0, b1,  \
-                  &y0, &y1);                                                               \
-        EH_CSA(t0, ones0, x0, y0);                                                         \
-        EH_CSA(t1, ones1, x1, y1);                                                         \
+    __mmask16 out[EH_GROUP / 16] = {0};
+#define EH_PAIR(k, t0, t1)                                                                   \
+    do {                                                                                     \
+        eh_onehot(eh_load(nz + 16 * (k), valid - 16 * (k), tail), sign, b0, b1, check,       \
+                  eh_live(valid - 16 * (k), tail), &x0, &x1, &out[k]);                       \
+        eh_onehot(eh_load(nz + 16 * (k) + 16, valid - 16 * (k) - 16, tail), sign, b0, b1,    \
+                  check, eh_live(valid - 16 * (k) - 16, tail), &y0, &y1, &out[(k) + 1]);     \
+        EH_CSA(t0, ones0, x0, y0);                                                           \
+        EH_CSA(t1, ones1, x1, y1);                                                           \
     } while (0)
     EH_ADDERS(__m512i, EH_CSA, EH_PAIR, eh_carry, h);
 #undef EH_PAIR
+    for (int k = 0; check && k < EH_GROUP / 16; k++)
+        for (__mmask16 o = out[k]; o; o &= (__mmask16)(o - 1))
+            hist[(nz[16 * k + __builtin_ctz(o)] & 0x7fffffffu) >> 23]++;
+}
+
+/* eh_group, with CHECK known only at run time. */
+TARGET_AVX512 static inline __attribute__((always_inline)) void
+eh_add(ehist *h, const uint32_t *nz, ptrdiff_t valid, bool sign, bool tail, bool check,
+       uint64_t *hist)
+{
+    if (check)
+        eh_group(h, nz, valid, sign, tail, true, hist);
+    else
+        eh_group(h, nz, valid, sign, tail, false, hist);
 }
 
 /* Adds the counters into HIST: each half's 16 lanes summed into lane 0
@@ -795,6 +828,7 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
     uint32_t nz[EH_GROUP + FPKI_SBLOCK + 16] __attribute__((aligned(64)));
     const uint32_t *pend = nz;
     size_t left = 0;
+    bool pend_out = false; /* whether those may lie outside the window */
     const bool sign = keys->sign;
     const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i minus1 = _mm512_set1_epi32(-1);
@@ -848,17 +882,10 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
         acc->hist[0] += zeros;
         if (m && !eh.base)
             eh.base = eh_window_base(block_max);
-        if (m && (lo_exp < eh.base || top_exp >= eh.base + EH_WINDOW))
-            for (size_t r = 0; r < m; r += 16) { /* those outside it */
-                __mmask16 t = first_lanes(m - r);
-                __m512i a = _mm512_and_si512(_mm512_loadu_si512(bz + r), mag);
-                __m512i e = _mm512_srli_epi32(a, 23);
-                __mmask16 out = _mm512_mask_cmpge_epu32_mask(
-                    t, _mm512_sub_epi32(e, _mm512_set1_epi32((int)eh.base)),
-                    _mm512_set1_epi32(EH_WINDOW));
-                for (; out; out &= (__mmask16)(out - 1))
-                    acc->hist[(bz[r + (size_t)__builtin_ctz(out)] & 0x7fffffffu) >> 23]++;
-            }
+        /* whether the block's may lie outside the window, and so whether
+         * the groups that take them, or those pending, look for such */
+        bool block_out = m && (lo_exp < eh.base || top_exp >= eh.base + EH_WINDOW);
+        bool check = block_out || pend_out;
         /* Keys: the zeros below each, then the rest, decided by the
          * block's range or counted up to eight at a time. */
         uint32_t active[FPKI_MAX_KEYS];
@@ -911,11 +938,15 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
          * next block's (moved to NZ only when the buffer is to be summed;
          * the leftovers in NZ topped up to a group first). */
         size_t r = 0;
+        /* (after a group, those pending are the block's alone) */
+        pend_out = check;
         if (bz == nz + left || pend + left == bz) {
             const uint32_t *from = pend;
             size_t have = left + m;
-            for (; r + EH_GROUP <= have; r += EH_GROUP)
-                eh_group(&eh, from + r, EH_GROUP, sign, false);
+            for (; r + EH_GROUP <= have; r += EH_GROUP) {
+                eh_add(&eh, from + r, EH_GROUP, sign, false, check, acc->hist);
+                pend_out = block_out;
+            }
             left = have - r;
             if (pend == nz)
                 memmove(nz, nz + r, 4 * left);
@@ -929,15 +960,16 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
             left += r;
             if (left < EH_GROUP)
                 continue; /* (the whole block taken) */
-            eh_group(&eh, nz, EH_GROUP, sign, false);
+            eh_add(&eh, nz, EH_GROUP, sign, false, check, acc->hist);
         }
         for (; r + EH_GROUP <= m; r += EH_GROUP)
-            eh_group(&eh, bz + r, EH_GROUP, sign, false);
+            eh_add(&eh, bz + r, EH_GROUP, sign, false, block_out, acc->hist);
         left = m - r;
         pend = bz + r;
+        pend_out = block_out;
     }
     if (left)
-        eh_group(&eh, pend, (ptrdiff_t)left, sign, true);
+        eh_add(&eh, pend, (ptrdiff_t)left, sign, true, pend_out, acc->hist);
     if (eh.base)
         eh_flush(&eh, acc->hist);
     hist_keys_finish(&hk, keys, acc);
