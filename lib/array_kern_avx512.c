@@ -1455,6 +1455,24 @@ TARGET_AVX512 static void sq_start(sq_job *q, const fpki_conv *p, int nf, const 
     q->top = 0;
 }
 
+/* The magnitudes at the start of a buffer that each format rounds on its
+ * own, looking for flags, when a flag not yet raised is all that keeps
+ * one out of sq_group's loops (a call's first buffer, unless its caller
+ * raised them): the rest of the buffer can then take those loops. */
+#define SQ_PROBE 512
+
+/* Whether a format of Q's, none of whose magnitudes overflow, has a flag
+ * left to find. */
+static bool sq_flags_wanted(const sq_job *q)
+{
+    for (int j = 0; j < q->nf; j++) {
+        near_scalars k = near_scalars_of(kern_format(q->p[j].fmt), q->p[j].mode, true);
+        if (q->top <= k.max32 && !sq_flagless(&k, &q->st[j], q->least, q->top))
+            return true;
+    }
+    return false;
+}
+
 /* Sums the whole vectors in Q's buffer, the rest moved to its start (PF:
  * lines to prefetch meanwhile, or NULL). */
 TARGET_AVX512 static void sq_flush(sq_job *q, sq_ahead *pf)
@@ -1462,11 +1480,19 @@ TARGET_AVX512 static void sq_flush(sq_job *q, sq_ahead *pf)
     size_t whole = q->n & ~(size_t)15, rest = q->n - whole;
     if (!whole)
         return;
+    const uint32_t *nz = q->buf;
+    size_t m = whole;
+    if (m > SQ_PROBE && sq_flags_wanted(q)) {
+        for (int j = 0; j < q->nf; j++)
+            sq_block(&q->p[j], j == 0 && q->want_x2, &q->st[j], nz, SQ_PROBE, q->least, q->top,
+                     0, pf);
+        nz += SQ_PROBE, m -= SQ_PROBE;
+    }
     for (int j = 0, done; j < q->nf; j += done) {
         bool x2 = j == 0 && q->want_x2;
-        done = sq_group(&q->p[j], q->nf - j, x2, &q->st[j], q->buf, whole, q->least, q->top, pf);
+        done = sq_group(&q->p[j], q->nf - j, x2, &q->st[j], nz, m, q->least, q->top, pf);
         if (!done) {
-            sq_block(&q->p[j], x2, &q->st[j], q->buf, whole, q->least, q->top, 0, pf);
+            sq_block(&q->p[j], x2, &q->st[j], nz, m, q->least, q->top, 0, pf);
             done = 1;
         }
     }
