@@ -938,7 +938,8 @@ stats_body(const fpki_skeys *keys, const uint32_t *x, size_t n, fpki_sacc *acc, 
          * next block's (moved to NZ only when the buffer is to be summed;
          * the leftovers in NZ topped up to a group first). */
         size_t r = 0;
-        /* (after a group, those pending are the block's alone) */
+        /* (the leftovers: the block's alone once a group has taken the
+         * older ones) */
         pend_out = check;
         if (bz == nz + left || pend + left == bz) {
             const uint32_t *from = pend;
