@@ -649,10 +649,12 @@ END_TEST
  * them, and all five with every other one toward zero), the fast ones with
  * a slow one among them, and more than a kernel takes in one pass, in
  * every mode (SR: no kernel) and variant, over random float32 (a few above
- * every format's range), those half zeros, and half zeros none above
- * e4m3's range (where, once the flags are raised, the kernels round up to
- * four formats of a mode a loop), in calls that cut the kernels' blocks
- * anywhere. */
+ * every format's range), those half zeros, half zeros none above e4m3's
+ * range (where, once the flags are raised, the kernels round up to four
+ * formats of a mode a loop), and half zeros none at or above 2^113, or
+ * 2^112, but many just below (bfloat16 rounds in the vector unit below
+ * 2^112, tf32 below 2^115, and in the integers above), in calls that cut
+ * the kernels' blocks anywhere. */
 START_TEST(test_sqerr_formats)
 {
     tu_report rep;
@@ -674,10 +676,17 @@ START_TEST(test_sqerr_formats)
     tu_rng_init(&rng, seed + 5);
     size_t n = tu_exhaustive() ? 1000000 : 60000;
     uint32_t *x = random_f32(&rng, target(3), n);
-    for (int zeros = 0; zeros < 3; zeros++) {
+    for (int zeros = 0; zeros < 5; zeros++) {
         if (zeros == 2) { /* none above e4m3's range: every format's loops without flags */
             free(x);
             x = finite_f32(&rng, target(3), n);
+        }
+        /* many just below 2^113 (bfloat16's C, 2^(e + 16), would be
+         * infinite), then below 2^112 (the largest finite) */
+        uint32_t edge = zeros == 3 ? 0x77ffffffu : 0x777fffffu;
+        for (size_t i = 0; zeros >= 3 && i < n; i++) {
+            uint32_t v = (uint32_t)(tu_rng_next(&rng) >> 32), mag = v & 0x7fffffffu;
+            x[i] = (v & 0x80000000u) | (mag > edge ? edge - (mag & 0xffff) : mag);
         }
         for (size_t i = 0; zeros && i < n; i++)
             if (tu_rng_next(&rng) >> 63)
@@ -696,8 +705,9 @@ START_TEST(test_sqerr_formats)
     }
     free(x);
     tu_report_line(&rep, "%zu random float32, then half zeros, then half zeros and none above "
-                         "e4m3's range: squared errors of 1, 2, 3, 5 (and 5 of two modes), 6 and "
-                         "12 formats at once x %d modes x %d variants",
+                         "e4m3's range, then half zeros and none at or above 2^113, or 2^112: "
+                         "squared errors of 1, 2, 3, 5 (and 5 of two modes), 6 and 12 formats "
+                         "at once x %d modes x %d variants",
                    n, MODE_COUNT, TU_VARIANT_COUNT);
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
