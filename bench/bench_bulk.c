@@ -58,7 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 extern char **environ;
 

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 #ifdef __CUDACC__
 #define FPKI_DS_FN static inline __host__ __device__

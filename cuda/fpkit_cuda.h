@@ -8,7 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 #ifdef __cplusplus
 extern "C" {

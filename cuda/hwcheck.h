@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 #ifdef __cplusplus
 extern "C" {

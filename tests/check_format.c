@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
 #include "ref.h"
 #include "testutil.h"
 

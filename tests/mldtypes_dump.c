@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 static void *read_all(size_t *n)
 {

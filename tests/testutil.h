@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 #include "ref.h"
 
 /* The random seed: FPK_SEED (decimal or 0x hex) if set, else a fixed

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdnoreturn.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 /* Exit statuses: 0 success; 1 findings, for a tool with a mode that
  * reports them through its status; 2 bad usage or input (a malformed or

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 #include "gnuplot.h"
 
 /* The error histogram: (q - x) * sign(x) / ulp(x) in bins of 1/HALF ulp,

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 /* One dump file: one step. */
 typedef struct scale_file {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 /* The bins of the effective-update ratio r = |w1 - w0| / |dw|:
  * r = 0, (0, 1/4), [1/4, 1/2), [1/2, 3/4), [3/4, 1), r = 1, (1, 5/4],

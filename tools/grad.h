@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 #include "gnuplot.h"
 
 /* What rounding at one scale did, per format. */

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 typedef enum vec_opcode {
     VEC_ADD, VEC_SUB, VEC_MUL, VEC_DIV, VEC_FMA, VEC_SQRT, VEC_CONVERT,

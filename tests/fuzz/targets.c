@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 #include "fuzz.h"
 
 /* Aborts, naming the broken invariant WHAT: the fuzzer's finding. */

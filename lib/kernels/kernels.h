@@ -13,7 +13,8 @@
 
 #include <fenv.h>
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
+#include "fpkit-tensor.h"
 
 /* Elements per kernel block: a multiple of every vector length, and small
  * enough for a block's temporaries to stay in the L1 cache. */

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* What the scanner found in a syntactically valid text. */
 typedef struct scanned {

@@ -8,9 +8,9 @@
 #include <limits.h>
 #include <string.h>
 
-#include "array-impl.h"
+#include "kernels.h"
 #include "array-kern.h"
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 #define F32_INF UINT32_C(0x7f800000)
 #define F32_MIN_NORMAL UINT32_C(0x00800000)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array-impl.h"
+#include "kernels.h"
 #include "dump-impl.h"
 #include "stats.h"
 

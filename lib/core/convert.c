@@ -1,7 +1,7 @@
 /* Conversions between formats, and from and to the host double. */
 #include <string.h>
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 fpk_bits fpk_convert(const fpk_format *to, const fpk_format *from, fpk_bits a, fpk_ctx *c)
 {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "dump-impl.h"
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* glibc declares them for _GNU_SOURCE only, which would also bring the GNU
  * strerror_r; the values are Linux's (<linux/fs.h>), fixed since 3.1. */

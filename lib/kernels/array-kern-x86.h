@@ -5,7 +5,7 @@
 #ifndef FPKIT_ARRAY_KERN_X86_H
 #define FPKIT_ARRAY_KERN_X86_H
 
-#include "array-impl.h"
+#include "kernels.h"
 #include "array-kern.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -3,7 +3,7 @@
 #ifndef FPKIT_DUMP_IMPL_H
 #define FPKIT_DUMP_IMPL_H
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 /* An open dump.  Read only after fpk_dump_open returns, so any number of
  * threads may call fpk_dump_read on it at once (reads use pread). */

@@ -1,6 +1,6 @@
 /* Comparisons (IEEE 754-2019 §5.11): compareQuietEqual, compareQuietLess,
  * compareQuietLessEqual and their signaling counterparts. */
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* Sets *ka, *kb to the order keys of A and B and returns true, or returns
  * false when either is NaN, raising invalid if SIGNALING or either NaN is

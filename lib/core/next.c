@@ -1,5 +1,5 @@
 /* nextUp and nextDown (IEEE 754-2019 §5.3.1). */
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* The neighbour of A toward +inf or -inf: encodings of one sign are ordered
  * like their magnitudes, so a step is +-1 on the magnitude bits. */

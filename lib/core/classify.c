@@ -1,5 +1,5 @@
 /* Classification of encodings. */
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 bool fpk_signbit(const fpk_format *f, fpk_bits a)
 {

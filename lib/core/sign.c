@@ -1,7 +1,7 @@
 /* negate, abs, copySign (IEEE 754-2019 §5.5.1): quiet operations on the
  * sign bit alone, NaNs included; no flags.  E8M0 has no sign bit (its
  * sign_mask is 0): they leave its encodings as they are. */
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* Every encoding bit of F; bits above F's width are dropped from results. */
 static fpk_bits width_mask(const fpk_format *f)

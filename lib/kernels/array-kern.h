@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "array-impl.h"
+#include "kernels.h"
 
 /* The squared errors' sums round each product before it is added, as
  * fpk_array_sqerr promises (the kernels' bodies included), so nothing is

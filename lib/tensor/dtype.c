@@ -2,7 +2,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fpkit.h"
+#include "fpkit-tensor.h"
 
 /* One row per fpk_dtype, in enum order. */
 static const struct {

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* Output like snprintf: counts every byte, stores those that fit. */
 typedef struct sink {

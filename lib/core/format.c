@@ -2,7 +2,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 const fpk_format fpk_fp64 = FPKI_FORMAT_FP64;
 const fpk_format fpk_fp32 = FPKI_FORMAT_FP32;

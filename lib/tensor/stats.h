@@ -2,7 +2,8 @@
 #ifndef FPKIT_STATS_H
 #define FPKIT_STATS_H
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
+#include "fpkit-tensor.h"
 
 #define FPKI_F64_SIGN ((uint64_t)1 << 63)
 #define FPKI_F64_EXP_ALL ((uint64_t)0x7ff << 52)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array-impl.h"
+#include "kernels.h"
 
 static const char *const isa_names[FPKI_ISA_COUNT] = {"c", "avx2", "avx512"};
 

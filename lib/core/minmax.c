@@ -1,5 +1,5 @@
 /* minimum, maximum, minimumNumber, maximumNumber (IEEE 754-2019 §9.6). */
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* A as a result: its encoding within F's width, or, when unpack read it as a
  * zero (a subnormal under daz), the zero of its sign, as hardware that flushes

@@ -3,7 +3,7 @@
 
 #include <strings.h>
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 static const char *const round_names[FPK_ROUND_COUNT] = {
     [FPK_RNE] = "rne", [FPK_RNA] = "rna", [FPK_RTZ] = "rtz", [FPK_RUP] = "rup",

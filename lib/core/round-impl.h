@@ -5,7 +5,7 @@
 #ifndef FPKIT_ROUND_IMPL_H
 #define FPKIT_ROUND_IMPL_H
 
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* What a deterministic MODE adds to the discarded bits LOW (below 2^D,
  * 1 <= D <= 63) of a significand whose kept part ends in bit LSB, so that

@@ -1,5 +1,5 @@
 /* Conversions between formats and int64 (IEEE 754-2019 §5.8 and §5.4.1). */
-#include "fpkit-impl.h"
+#include "core-impl.h"
 
 /* Whether stochastic rounding takes the neighbour away from zero for a value
  * whose discarded part is REM / 2^S of a unit (S >= 1, 0 < REM, REM < 2^S
