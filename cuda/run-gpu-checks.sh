@@ -9,7 +9,7 @@
 #   3. fpk-hwcheck --mma: the tensor-core model against the matrix units,
 #   4. stats-bench: the device statistics' GB/s against a device-to-device
 #      copy of the same bytes,
-#   5. the PyTorch mode of tools/fpkit_dump.py (where torch sees the GPU),
+#   5. the PyTorch mode of tools/dumper/fpkit_dump.py (where torch sees the GPU),
 # and prints a summary table last.  Sized for one H200-class GPU and 16 host
 # cores: under 8 minutes, most of it the library's side of step 2; each
 # step has its own time limit: 17.5 minutes in all, 12.5 without the build.
@@ -63,8 +63,8 @@ gencode="-gencode arch=compute_$cap,code=sm_$cap"
 export src build gencode jobs
 if [ "${FPK_GPU_PREBUILT:-0}" = 1 ]; then
     t0=$SECONDS
-    for b in cuda/fpk-hwcheck cuda/stats-bench tests/check_cuda_device tests/check_cuda_api \
-        tools/fpgrad cuda/.libs/libfpkit_cuda.so; do
+    for b in bin/fpk-hwcheck cuda/stats-bench tests/check_cuda_device tests/check_cuda_api \
+        bin/fpgrad cuda/.libs/libfpkit_cuda.so; do
         [ -e "$build/$b" ] || { echo "run-gpu-checks: $build/$b is missing" >&2; exit 2; }
     done
     rc=0
@@ -106,7 +106,7 @@ case $rc in
 esac
 
 step "fpk-hwcheck --conv --arith" 300 "$logs/hwcheck.log" \
-    ./cuda/fpk-hwcheck --conv --arith --threads "$jobs"
+    ./bin/fpk-hwcheck --conv --arith --threads "$jobs"
 conv=$(awk '/^fp32->/ && $NF ~ /^[0-9]+$/ { c += $(NF-1) } END { print c + 0 }' "$logs/hwcheck.log")
 mism=$(sed -n 's/^fpk-hwcheck: \([0-9]*\) mismatches$/\1/p' "$logs/hwcheck.log")
 case $rc in
@@ -116,7 +116,7 @@ case $rc in
 *) row "fpk-hwcheck --conv --arith" "FAILED (exit $rc)" "$took"; status=1 ;;
 esac
 
-step "fpk-hwcheck --mma" 90 "$logs/mma.log" ./cuda/fpk-hwcheck --mma --threads "$jobs"
+step "fpk-hwcheck --mma" 90 "$logs/mma.log" ./bin/fpk-hwcheck --mma --threads "$jobs"
 if [ "$rc" -eq 0 ]; then
     while read -r fmt line; do
         row "  mma $fmt agreement" "$line" "$took"

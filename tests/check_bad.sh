@@ -33,10 +33,10 @@ fi
 tools=${BAD_TOOLS:-fpgrad fpround fpswamp fpscale}
 bin_of() {
     case $1 in
-    fpgrad) echo "${FPGRAD:-./tools/fpgrad}" ;;
-    fpround) echo "${FPROUND:-./tools/fpround}" ;;
-    fpswamp) echo "${FPSWAMP:-./tools/fpswamp}" ;;
-    fpscale) echo "${FPSCALE:-./tools/fpscale}" ;;
+    fpgrad) echo "${FPGRAD:-./bin/fpgrad}" ;;
+    fpround) echo "${FPROUND:-./bin/fpround}" ;;
+    fpswamp) echo "${FPSWAMP:-./bin/fpswamp}" ;;
+    fpscale) echo "${FPSCALE:-./bin/fpscale}" ;;
     esac
 }
 for t in $tools; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The device-statistics mode of tools/fpkit_dump.py: its ctypes binding of
+# The device-statistics mode of tools/dumper/fpkit_dump.py: its ctypes binding of
 # libfpkit_cuda (load_cuda_library, fpk_cuda_stats_json) on zero elements
 # and on names the library refuses, which needs no GPU and no torch (a
 # stand-in torch module lets the module load); then, where torch sees a
@@ -17,11 +17,11 @@ tool=check_cuda_dump
 . "$srcdir/tests/toolcheck.sh"
 need_python
 lib=$(pwd)/cuda/.libs/libfpkit_cuda.so
-FPGRAD=${FPGRAD:-$(pwd)/tools/fpgrad}
+FPGRAD=${FPGRAD:-$(pwd)/bin/fpgrad}
 [ -f "$lib" ] || { echo "check_cuda_dump: $lib is missing"; exit 99; }
 
 # The binding, with a stand-in for torch: import, load, call.
-if python3 - "$srcdir/tools" "$lib" >"$tmp/binding.out" 2>&1 <<'EOF'
+if python3 - "$srcdir/tools/dumper" "$lib" >"$tmp/binding.out" 2>&1 <<'EOF'
 import ctypes, json, sys, types
 torch = types.ModuleType("torch")
 for name in ("float64", "float32", "float16", "bfloat16"):
@@ -70,7 +70,7 @@ if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 fi
 
 # device_stats() against fpgrad on the same tensors, dumped.
-if FPKIT_CUDA_LIB=$lib python3 - "$srcdir/tools" "$tmp" "$FPGRAD" >"$tmp/gpu.out" 2>&1 <<'EOF'
+if FPKIT_CUDA_LIB=$lib python3 - "$srcdir/tools/dumper" "$tmp" "$FPGRAD" >"$tmp/gpu.out" 2>&1 <<'EOF'
 import json, os, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 import torch
@@ -101,7 +101,7 @@ else
 fi
 
 # The demo's statistics: a file per step, a line per tensor.
-if FPKIT_CUDA_LIB=$lib python3 "$srcdir/tools/fpkit_dump.py" --demo "$tmp/d" --steps 3 \
+if FPKIT_CUDA_LIB=$lib python3 "$srcdir/tools/dumper/fpkit_dump.py" --demo "$tmp/d" --steps 3 \
     --device-stats >"$tmp/demo.out" 2>"$tmp/demo.err" &&
     python3 - "$tmp/d" >"$tmp/lines.out" 2>&1 <<'EOF'
 import json, os, sys

@@ -10,7 +10,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd)
-tool=fpk-hwcheck tool_bin=${FPK_HWCHECK:-./cuda/fpk-hwcheck}
+tool=fpk-hwcheck tool_bin=${FPK_HWCHECK:-./bin/fpk-hwcheck}
 . "$srcdir/tests/toolcheck.sh"
 
 good help --help

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tools/fpkit_dump.py and the sample dump in tests/data/sample, read back by
+# tools/dumper/fpkit_dump.py and the sample dump in tests/data/sample, read back by
 # a reader of its own (python3's json and struct, not the safetensors
 # package and not fpkit): the layout of fpkit-dumps(5), the values' mutual
 # consistency, and that fpgrad reads every tensor.
@@ -9,16 +9,16 @@
 # /usr/bin/python3 that imports torch; without one the test reports itself
 # skipped (exit 77) after the sample checks, or fails if any of them failed.
 # make check runs it from the build directory with srcdir set; FPGRAD names
-# the fpgrad binary (default tools/fpgrad, skipped if absent).
+# the fpgrad binary (default bin/fpgrad, skipped if absent).
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
-FPGRAD=${FPGRAD:-${top_builddir:-.}/tools/fpgrad}
+FPGRAD=${FPGRAD:-${top_builddir:-.}/bin/fpgrad}
 sample=$srcdir/tests/data/sample
-dumper=$srcdir/tools/fpkit_dump.py
+dumper=$srcdir/tools/dumper/fpkit_dump.py
 tool=dumper
 . "$srcdir/tests/toolcheck.sh"
-# Importing tools/fpkit_dump.py must leave no __pycache__ in the source tree.
+# Importing tools/dumper/fpkit_dump.py must leave no __pycache__ in the source tree.
 PYTHONDONTWRITEBYTECODE=1
 export PYTHONDONTWRITEBYTECODE
 
@@ -381,7 +381,7 @@ for bad_opt in "--every 0" "--steps -1" "--loss-scale 0" "--loss-scale nan" "--e
     fi
 done
 count demo "$torch_python" demo "$tmp/d1" "$tmp/d2" "$tmp/d3"
-count api "$torch_python" api "$srcdir/tools"
+count api "$torch_python" api "$srcdir/tools/dumper"
 if [ "$have_fpgrad" = yes ]; then
     if "$FPGRAD" --quiet --json "$tmp/demo.json" "$tmp/d1" "$tmp/d3" >/dev/null 2>"$tmp/fpgrad.err"; then
         count fpgrad-demo "$python" fpgrad "$tmp/demo.json" "$tmp/d1" "$tmp/d3"

@@ -13,7 +13,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
-FPGRAD=${FPGRAD:-./tools/fpgrad}
+FPGRAD=${FPGRAD:-./bin/fpgrad}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpgrad.1

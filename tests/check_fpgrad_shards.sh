@@ -14,7 +14,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd)
-FPGRAD=${FPGRAD:-./tools/fpgrad}
+FPGRAD=${FPGRAD:-./bin/fpgrad}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 tool=fpgrad tool_bin=$FPGRAD

@@ -10,7 +10,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
-FPINSPECT=${FPINSPECT:-${top_builddir:-.}/tools/fpinspect}
+FPINSPECT=${FPINSPECT:-${top_builddir:-.}/bin/fpinspect}
 golden=$srcdir/tests/fpinspect
 manpage=$srcdir/man/fpinspect.1
 regen=${FPINSPECT_REGEN:-}

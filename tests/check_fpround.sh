@@ -16,7 +16,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
-FPROUND=${FPROUND:-./tools/fpround}
+FPROUND=${FPROUND:-./bin/fpround}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpround.1

@@ -13,7 +13,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
-FPSCALE=${FPSCALE:-./tools/fpscale}
+FPSCALE=${FPSCALE:-./bin/fpscale}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpscale.1

@@ -15,7 +15,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
-FPSWAMP=${FPSWAMP:-./tools/fpswamp}
+FPSWAMP=${FPSWAMP:-./bin/fpswamp}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR
 manpage=$srcdir/man/fpswamp.1

@@ -16,8 +16,8 @@ set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd) # absolute: examples run in other directories
 builddir=$(pwd)
-FPVECTORS=${FPVECTORS:-$builddir/tools/fpvectors}
-FPVERIFY=${FPVERIFY:-$builddir/tools/fpverify}
+FPVECTORS=${FPVECTORS:-$builddir/bin/fpvectors}
+FPVERIFY=${FPVERIFY:-$builddir/bin/fpverify}
 E4M3CVT=${E4M3CVT:-$builddir/tests/vectors/e4m3cvt}
 tool=fpvectors tool_bin=$FPVECTORS
 . "$srcdir/tests/toolcheck.sh"

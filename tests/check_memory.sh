@@ -13,7 +13,7 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd)
-FPGRAD=${FPGRAD:-./tools/fpgrad}
+FPGRAD=${FPGRAD:-./bin/fpgrad}
 tool=fpgrad tool_bin=$FPGRAD
 . "$srcdir/tests/toolcheck.sh"
 

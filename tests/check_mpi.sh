@@ -18,10 +18,10 @@
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd)
-FPGRAD=${FPGRAD:-./tools/fpgrad}
-MPI_TOOL=${FPGRAD_MPI:-./tools/fpgrad-mpi}
-FPSWAMP=${FPSWAMP:-./tools/fpswamp}
-SWAMP_MPI=${FPSWAMP_MPI:-./tools/fpswamp-mpi}
+FPGRAD=${FPGRAD:-./bin/fpgrad}
+MPI_TOOL=${FPGRAD_MPI:-./bin/fpgrad-mpi}
+FPSWAMP=${FPSWAMP:-./bin/fpswamp}
+SWAMP_MPI=${FPSWAMP_MPI:-./bin/fpswamp-mpi}
 MPIRUN=${MPIRUN:-mpirun}
 FPKIT_PLOTDIR=${FPKIT_PLOTDIR:-$srcdir/plots}
 export FPKIT_PLOTDIR

@@ -7,7 +7,7 @@
  * promises: ties and values one ulp off them, subnormal results, overflow,
  * NaNs; each configuration names what it must contain at least NEED_MIN
  * times.  FPK_EXHAUSTIVE=1 runs level 2 and larger samples.
- * FPVECTORS names the binary (default ./tools/fpvectors). */
+ * FPVECTORS names the binary (default ./bin/fpvectors). */
 #include <stdint.h> /* before mpfr.h (through ref.h): mpfr_set_sj */
 
 #include <check.h>
@@ -380,7 +380,7 @@ END_TEST
 
 int main(void)
 {
-    fpvectors = getenv("FPVECTORS") ? getenv("FPVECTORS") : "./tools/fpvectors";
+    fpvectors = getenv("FPVECTORS") ? getenv("FPVECTORS") : "./bin/fpvectors";
     seed = tu_seed(SUITE) & INT64_MAX; /* fpvectors takes 0 to 2^63-1 */
     tu_report_init(&rep, SUITE);
     Suite *s = suite_create("vectors_ref");

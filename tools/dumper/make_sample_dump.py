@@ -3,12 +3,12 @@
 
 Trains a small convolutional network on scikit-learn's 8x8 digits (the data
 ship with scikit-learn; nothing is downloaded) with SGD in float32, and
-records four steps with tools/fpkit_dump.py: the first step, one early, one
+records four steps with tools/dumper/fpkit_dump.py: the first step, one early, one
 in the middle and the last, so that the gradients' magnitudes differ.
 Everything is seeded and runs on one CPU thread with deterministic
 algorithms, so a rerun with the same torch writes the same bytes.
 
-    /usr/bin/python3 tools/make_sample_dump.py [OUTDIR]
+    /usr/bin/python3 tools/dumper/make_sample_dump.py [OUTDIR]
 
 OUTDIR defaults to tests/data/sample beside this script.  Needs torch and
 scikit-learn (Debian: python3-torch python3-sklearn).  Prints what the
