@@ -92,7 +92,7 @@ int fpki_ds_plan_init(fpki_ds_plan *p, const fpk_stats *s, fpk_dtype dtype, fpk_
     p->nbins = d->emax - p->hist_lo + 1;
     p->nformats = s->nformats;
     p->sr = s->round == FPK_SR;
-    p->base = s->count;
+    p->base = s->sr_index;
     uint64_t e = sbits >> 52;
     p->scale_sig = (sbits & (((uint64_t)1 << 52) - 1)) | (e ? (uint64_t)1 << 52 : 0);
     p->scale_exp = (int)(e ? e : 1) - 1075;
@@ -123,6 +123,7 @@ void fpki_ds_finish(fpk_stats *s, const fpki_ds_plan *p, fpk_dtype dtype, const 
                     uint64_t n)
 {
     s->count += n;
+    s->sr_index += n;
     s->zeros += k[FPKI_DS_ZEROS];
     s->nonfinite += k[FPKI_DS_NONFINITE];
     if (k[FPKI_DS_AMAX]) {

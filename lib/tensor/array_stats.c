@@ -44,7 +44,7 @@ typedef struct thresholds {
 /* How one fpk_stats is computed. */
 typedef struct plan {
     fpk_stats *s;
-    uint64_t base; /* s->count when the call began: the first element's index */
+    uint64_t base; /* s->sr_index when the call began: the first element's counter */
     fpk_ctx ctx;
     bool sr;
     fpki_skeys keys;
@@ -158,7 +158,7 @@ static void make_plan(plan *p, fpk_stats *s)
 {
     memset(p, 0, sizeof *p);
     p->s = s;
-    p->base = s->count;
+    p->base = s->sr_index;
     p->ctx = fpki_stats_ctx(s);
     p->sr = s->round == FPK_SR;
     bool sign = by_sign(s);
@@ -286,6 +286,7 @@ static void commit(const plan *p, const part *out, uint64_t n)
     for (int e = 1; e < 255; e++)
         s->log2_hist[e - 127 - FPK_LOG2_MIN] += acc->hist[e];
     s->count += n;
+    s->sr_index += n;
     s->zeros += acc->hist[0] - subnormals;
     s->nonfinite += acc->hist[255];
     uint64_t amax = fpk_convert(&fpk_fp64, &fpk_fp32, acc->amax, &(fpk_ctx){0}), old;

@@ -190,25 +190,30 @@ typedef struct fpk_stats {
     double amax;        /* largest finite |x| (unscaled), 0 if none */
     uint64_t log2_hist[FPK_LOG2_BINS]; /* floor(log2|x|) of nonzero finite x, unscaled */
     fpk_format_counts fmt[FPK_STATS_MAX_FORMATS];
+    uint64_t sr_index;  /* under FPK_SR, the counter the next element added
+                           rounds with (not a statistic: not in the JSON) */
 } fpk_stats;
 
 /* Empty statistics for FORMATS[0..N-1] (N <= FPK_STATS_MAX_FORMATS), scale
  * S (1 for none; finite and positive) and the mode, ftz and saturate of C. */
 void fpk_stats_init(fpk_stats *s, const fpk_format *const *formats, int n, double scale,
                     const fpk_ctx *c);
-/* Adds X[0..N-1].  Under FPK_SR an element is rounded with seed 0 and
- * S->count as it is added as the counter (k for the k-th element since
- * init), in every format, so chunking does not change the result; merged
- * shards each count from 0, unless the caller sets count to a shard's
- * offset in the whole before adding it (and subtracts it after). */
+/* Adds X[0..N-1].  Under FPK_SR element i is rounded with seed 0 and
+ * counter S->sr_index + i, in every format, and sr_index then advances by
+ * N: from init on, the k-th element added has counter k, so chunking does
+ * not change the result.  Statistics of a part of a larger tensor that
+ * must round as the whole does set sr_index to the part's offset in it
+ * before adding the part. */
 void fpk_stats_add(fpk_stats *s, const double *x, size_t n);
 /* INTO += FROM; false (and no change) unless both have the same formats,
- * scale and options. */
+ * scale and options.  INTO's sr_index advances by FROM's count, as if
+ * FROM's elements had been added after INTO's. */
 bool fpk_stats_merge(fpk_stats *into, const fpk_stats *from);
 /* The statistics as JSON text (malloc'd; NULL if out of memory, or for
  * statistics JSON cannot hold: a format listed twice, a count of 2^63 or
- * more), and back:
- * fpk_stats_from_json(fpk_stats_to_json(s)) == s exactly. */
+ * more), and back: fpk_stats_from_json(fpk_stats_to_json(s)) == s
+ * exactly, but for sr_index, which it sets to count (the statistics of
+ * count elements added from init). */
 char *fpk_stats_to_json(const fpk_stats *s);
 int fpk_stats_from_json(fpk_stats *s, const char *json, fpk_error *err);
 
@@ -283,7 +288,7 @@ bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const 
 const char *fpk_array_isa(void);
 
 /* fpk_stats_add for N elements of dtype T at X: the same statistics (and
- * under FPK_SR the same counters, from S->count on), in one pass over the
+ * under FPK_SR the same counters, from S->sr_index on), in one pass over the
  * elements for every format.  Fast for every dtype but f64. */
 void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int threads);
 

@@ -74,7 +74,8 @@ void fpk_stats_add(fpk_stats *s, const double *x, size_t n)
         uint64_t bits;
         memcpy(&bits, &x[i], sizeof bits);
         uint64_t mag = bits & ~FPKI_F64_SIGN;
-        uint64_t index = s->count++;
+        uint64_t index = s->sr_index++;
+        s->count++;
         if (mag == 0) {
             s->zeros++;
             continue;
@@ -107,6 +108,7 @@ bool fpk_stats_merge(fpk_stats *into, const fpk_stats *from)
             return false;
 
     into->count += from->count;
+    into->sr_index += from->count;
     into->zeros += from->zeros;
     into->nonfinite += from->nonfinite;
     uint64_t a, b;

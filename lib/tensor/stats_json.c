@@ -331,7 +331,9 @@ int fpk_stats_from_json(fpk_stats *s, const char *json, fpk_error *err)
     memset(&t, 0, sizeof t);
     int rc = parse(root, &t, err);
     json_decref(root);
-    if (rc == FPK_OK)
+    if (rc == FPK_OK) {
+        t.sr_index = t.count;
         memcpy(s, &t, sizeof t);
+    }
     return rc;
 }

@@ -226,19 +226,12 @@ static void progress(pool *p, uint64_t n)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* S[0..N-1] := counting from BASE, or back from it: fpk_stats rounds an
- * element under SR with its count as the counter, so a shard's elements
- * take their counters in the whole tensor. */
-static void count_from(fpk_stats *s, int n, uint64_t base)
+/* S[0..N-1]'s stochastic rounding starts at counter BASE, so that a
+ * shard's elements take their counters in the whole tensor. */
+static void sr_start_at(fpk_stats *s, int n, uint64_t base)
 {
     for (int k = 0; k < n; k++)
-        s[k].count = base;
-}
-
-static void uncount(fpk_stats *s, int n, uint64_t base)
-{
-    for (int k = 0; k < n; k++)
-        s[k].count -= base;
+        s[k].sr_index = base;
 }
 
 static void stats_at(fpk_stats *s, const fpk_format *const *formats, int n, int log2,
@@ -463,11 +456,8 @@ static void *read_once_share(void *arg)
         }
         const float *data = view;
         /* SR counts each element with its index in the row (the tensor's
-         * from sr_base), whichever share adds it: the statistics take a
-         * call's first index from their count, which then counts the
-         * share's own elements again, for the merge */
-        uint64_t had = r->st->count;
-        r->st->count = r->q.sr_base + first;
+         * from sr_base), whichever share adds it */
+        r->st->sr_index = r->q.sr_base + first;
         r->buf = data;
         r->first = first;
         r->cut = cut;
@@ -476,7 +466,6 @@ static void *read_once_share(void *arg)
             chunk_share(r);
         else
             fpk_stats_add_array(r->st, FPK_DTYPE_F32, data, len, 1);
-        r->st->count = had + len;
         if (view != buf)
             seen_add(&seen, r->d, view, len * sizeof *data);
         progress(r->p, len);
@@ -498,8 +487,7 @@ static bool read_once(share *sh, int nt, fpk_stats *st)
     fpk_stats *own = cli_xcalloc((size_t)nt, sizeof *own);
     atomic_size_t next_chunk = 0;
     for (int k = 0; k < nt; k++) {
-        own[k] = *st;
-        own[k].count = 0; /* its own elements, merged into ST's */
+        own[k] = *st; /* empty: its own elements, merged into ST's */
         sh[k].st = k ? &own[k] : st;
         sh[k].next_chunk = &next_chunk;
     }
@@ -555,7 +543,7 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     fpk_ctx c = fpk_ctx_default();
     c.round = run->round;
     fpk_stats_init(&st[0], run->formats, run->nformats, run->scale, &c);
-    count_from(st, 1, r->sr_base);
+    sr_start_at(st, 1, r->sr_base);
     bool errors = grad_second_read(run);
     int nt = p->inner > 0 ? p->inner : 1;
     bool once = fpk_dump_tensor(d, p->jobs[i].tensor)->dtype == FPK_DTYPE_F32;
@@ -563,7 +551,6 @@ static bool pass1(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
     for (int k = 0; sh && k < nt; k++)
         sh[k].errors = errors;
     bool ok = once ? read_once(sh, nt, &st[0]) : feed(p, d, p->jobs[i].tensor, r->count, st, 1);
-    uncount(st, 1, r->sr_base);
     if (ok)
         grad_row_set_stats(r, &st[0]);
     if (ok && errors && !once)
@@ -605,10 +592,9 @@ static bool pass2(pool *p, fpk_dump *d, size_t i, fpk_stats *st)
         fp8_at[j] = ns;
         stats_at(&st[ns++], &run->formats[j], 1, r->amax_scale[j].log2, run->round);
     }
-    count_from(st, ns, r->sr_base);
+    sr_start_at(st, ns, r->sr_base);
     if (!feed(p, d, p->jobs[i].tensor, r->count, st, ns))
         return false;
-    uncount(st, ns, r->sr_base);
     memcpy(r->loss.fmt, st[0].fmt, sizeof r->loss.fmt);
     for (int j = 0; j < run->nformats; j++)
         if (grad_has_amax_scale(run->formats[j]))
