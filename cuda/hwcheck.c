@@ -17,25 +17,26 @@
 
 enum { EXIT_NO_DEVICE = 4 };
 
-static const char usage[] =
-    "usage: fpk-hwcheck [--conv] [--arith] [--mma] [--quick] [--device N] [--threads N]\n"
-    "                   [--tiles N] [--seed S]\n";
+enum { OPT_CONV = CLI_OWN, OPT_ARITH, OPT_MMA, OPT_QUICK, OPT_DEVICE, OPT_TILES };
 
-static const char help[] =
-    "Compares libfpkit with the GPU's conversions from float32, its fp16 and bf16\n"
-    "__hadd, __hmul and __hfma, and its matrix products with the tensor-core model.\n"
-    "  --conv       the conversions, every float32 input\n"
-    "  --arith      the arithmetic, every fp16 and bf16 operand pair\n"
-    "  --mma        the matrix products against each architecture's model\n"
-    "               (none of the three given: all three)\n"
-    "  --quick      a sample instead: 2^26 inputs, 2^26 pairs, 1024 tiles\n"
-    "  --device N   the CUDA device (default 0)\n"
-    "  --threads N  host threads for the library's side (default: all)\n"
-    "  --tiles N    tiles per input format for --mma (default 16384)\n"
-    "  --seed S     seed of the --mma inputs (default 1)\n"
-    "  --help, --version\n"
-    "Exit status: 0 all agree (conventions aside), 1 mismatches, 2 usage,\n"
-    "3 a CUDA failure, 4 no CUDA device.\n";
+static const cli_opt options[] = {
+    {.key = OPT_CONV, .name = "--conv", .help = "the conversions, every float32 input"},
+    {.key = OPT_ARITH, .name = "--arith", .help = "the arithmetic, every fp16 and bf16 operand pair"},
+    {.key = OPT_MMA, .name = "--mma",
+     .help = "the matrix products against each architecture's model (none of the three given: "
+             "all three)"},
+    {.key = OPT_QUICK, .name = "--quick",
+     .help = "a sample instead: 2^26 inputs, 2^26 pairs, 1024 tiles"},
+    {.key = OPT_DEVICE, .name = "--device", .value = "N", .help = "the CUDA device (default 0)"},
+    {.key = CLI_THREADS, .help = "host threads for the library's side (default: all)"},
+    {.key = OPT_TILES, .name = "--tiles", .value = "N",
+     .help = "tiles per input format for --mma (default 16384)"},
+    {.key = CLI_SEED, .value = "S", .help = "seed of the --mma inputs (default 1)"},
+    {0},
+};
+
+static const char *const synopsis[] = {
+    "--conv --arith --mma --quick --device --threads --tiles --seed", NULL};
 
 typedef struct opts {
     bool conv, arith, mma, quick;
@@ -267,42 +268,48 @@ static void run_mma(const opts *o, const hw_device *d)
         }
 }
 
+static void own_option(void *state, int key, char *const *v)
+{
+    opts *o = state;
+    switch (key) {
+    case OPT_CONV: o->conv = true; break;
+    case OPT_ARITH: o->arith = true; break;
+    case OPT_MMA: o->mma = true; break;
+    case OPT_QUICK: o->quick = true; break;
+    case OPT_DEVICE: o->device = (int)cli_parse_int("--device", v[0], 0, 1023); break;
+    case OPT_TILES: o->tiles = (size_t)cli_parse_int("--tiles", v[0], 1, 1 << 22); break;
+    }
+}
+
+static const cli_tool tool = {
+    .name = "fpk-hwcheck",
+    .synopsis = synopsis,
+    .intro = "Compares libfpkit with the GPU's conversions from float32, its fp16 and bf16 "
+             "__hadd, __hmul and __hfma, and its matrix products with the tensor-core model.",
+    .outro = "Exit status: 0 all agree (conventions aside), 1 mismatches, 2 usage, 3 a CUDA "
+             "failure, 4 no CUDA device.",
+    .opts = options,
+    .own = own_option,
+};
+
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.tiles = 16384, .seed = 1};
+    opts o = {.tiles = 16384};
+    cli_common c;
+    cli_common_init(&c);
+    c.seed = 1;
+    cli_parse(&tool, &c, argc, argv, &o);
+    if (c.noperands)
+        cli_die(CLI_EXIT_USAGE, "unexpected operand \"%s\" (see fpk-hwcheck --help)",
+                c.operands[0]);
+    o.seed = c.seed;
 #ifdef _OPENMP
-    o.threads = omp_get_max_threads();
+    o.threads = cli_given(&c, CLI_THREADS) ? c.threads : omp_get_max_threads();
 #else
-    o.threads = 1;
+    o.threads = cli_given(&c, CLI_THREADS) ? c.threads : 1;
 #endif
-    static const char *const with_value[] = {"--device", "--threads", "--tiles", "--seed", NULL};
-    cli_args a = {.argc = argc, .argv = argv, .tool = "fpk-hwcheck", .with_value = with_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND)
-            cli_die(CLI_EXIT_USAGE, "unexpected operand \"%s\" (see fpk-hwcheck --help)", a.arg);
-        const char *name = a.name, *val = a.value;
-        if (cli_help_version(name, "fpk-hwcheck", usage, help))
-            return 0;
-        else if (strcmp(name, "--conv") == 0)
-            o.conv = true;
-        else if (strcmp(name, "--arith") == 0)
-            o.arith = true;
-        else if (strcmp(name, "--mma") == 0)
-            o.mma = true;
-        else if (strcmp(name, "--quick") == 0)
-            o.quick = true;
-        else if (strcmp(name, "--device") == 0)
-            o.device = (int)cli_parse_int(name, val, 0, 1023);
-        else if (strcmp(name, "--threads") == 0)
-            o.threads = (int)cli_parse_int(name, val, 1, 4096);
-        else if (strcmp(name, "--tiles") == 0)
-            o.tiles = (size_t)cli_parse_int(name, val, 1, 1 << 22);
-        else if (strcmp(name, "--seed") == 0)
-            o.seed = (uint64_t)cli_parse_int(name, val, 0, INT64_MAX);
-        else
-            cli_unknown(&a);
-    }
+    cli_common_free(&c);
     if (!o.conv && !o.arith && !o.mma)
         o.conv = o.arith = o.mma = true;
 

@@ -101,60 +101,60 @@ EOF
 }
 
 # Encodings, one per interesting corner of each format.
-golden fp16-3c00 0x3c00 --fmt fp16
-golden fp16-3c00-bin 0b0011110000000000 --fmt fp16
-golden fp16-7bff 0x7bff --fmt fp16
-golden fp16-0001 0x0001 --fmt fp16
-golden fp16-8000 0x8000 --fmt fp16
-golden fp16-7c01 0x7c01 --fmt fp16 --to all
-golden e4m3-7f 0x7f --fmt e4m3
-golden e4m3-7e 0x7e --fmt e4m3 --to all
-golden e4m3-80 0x80 --fmt e4m3
-golden e4m3-01 0b00000001 --fmt e4m3 --to all
-golden e5m2-7b 0x7b --fmt e5m2 --to all
-golden e5m2-7d 0x7d --fmt e5m2
-golden bf16-7f80 0x7f80 --fmt bf16
-golden bf16-0001 0x0001 --fmt bf16 --to all
-golden tf32-1fc00 0x1fc00 --fmt tf32
-golden tf32-3f800000 0x3f800000 --fmt tf32
-golden tf32-7f7fe000 0x7f7fe000 --fmt tf32 --to all
+golden fp16-3c00 0x3c00 --format fp16
+golden fp16-3c00-bin 0b0011110000000000 --format fp16
+golden fp16-7bff 0x7bff --format fp16
+golden fp16-0001 0x0001 --format fp16
+golden fp16-8000 0x8000 --format fp16
+golden fp16-7c01 0x7c01 --format fp16 --to all
+golden e4m3-7f 0x7f --format e4m3
+golden e4m3-7e 0x7e --format e4m3 --to all
+golden e4m3-80 0x80 --format e4m3
+golden e4m3-01 0b00000001 --format e4m3 --to all
+golden e5m2-7b 0x7b --format e5m2 --to all
+golden e5m2-7d 0x7d --format e5m2
+golden bf16-7f80 0x7f80 --format bf16
+golden bf16-0001 0x0001 --format bf16 --to all
+golden tf32-1fc00 0x1fc00 --format tf32
+golden tf32-3f800000 0x3f800000 --format tf32
+golden tf32-7f7fe000 0x7f7fe000 --format tf32 --to all
 golden fp32-7f7fffff 0x7f7fffff --to all
 golden fp32-00000001 0x00000001 --to all
-golden fp64-1 0x1 --fmt fp64
-golden fp64-7fefffffffffffff 0x7fefffffffffffff --fmt fp64 --to all
+golden fp64-1 0x1 --format fp64
+golden fp64-7fefffffffffffff 0x7fefffffffffffff --format fp64 --to all
 
 # Numbers: decimal, negative, hexadecimal, special, overflowing, per mode.
-golden fp64-1e-8-all 1e-8 --fmt fp64 --to all
+golden fp64-1e-8-all 1e-8 --format fp64 --to all
 golden fp32-1e-7-fp16 1e-7 --to fp16
 golden fp32-neg-3e-8 -3e-8 --to bf16,fp16
-golden fp16-neg-1.1 -1.1 --fmt fp16 --to all
+golden fp16-neg-1.1 -1.1 --format fp16 --to all
 golden fp32-hex 0x1.8p-3 --to all
-golden bf16-hex-rtz 0x1.8p-3 --fmt bf16 --round rtz
-golden bf16-hex-inexact-rtz 0x1.fffp0 --fmt bf16 --round rtz
-golden bf16-hex-inexact-rup 0x1.fffp0 --fmt bf16 --round rup
+golden bf16-hex-rtz 0x1.8p-3 --format bf16 --round rtz
+golden bf16-hex-inexact-rtz 0x1.fffp0 --format bf16 --round rtz
+golden bf16-hex-inexact-rup 0x1.fffp0 --format bf16 --round rup
 golden fp32-inf inf --to all
 golden fp32-neg-inf -inf --to all
-golden fp16-nan nan --fmt fp16 --to all
-golden e4m3-neg-inf -inf --fmt e4m3
-golden e4m3-neg-inf-sat -inf --fmt e4m3 --saturate
-golden fp16-1e999 1e999 --fmt fp16
-golden fp64-1e-400 1e-400 --fmt fp64
+golden fp16-nan nan --format fp16 --to all
+golden e4m3-neg-inf -inf --format e4m3
+golden e4m3-neg-inf-sat -inf --format e4m3 --saturate
+golden fp16-1e999 1e999 --format fp16
+golden fp64-1e-400 1e-400 --format fp64
 # Exponents beyond MPFR's default range: still measured, not "exact".
-golden fp16-1e999999999 1e999999999 --fmt fp16
-golden fp16-neg-1e-999999999 -1e-999999999 --fmt fp16
+golden fp16-1e999999999 1e999999999 --format fp16
+golden fp16-neg-1e-999999999 -1e-999999999 --format fp16
 golden fp32-0x1p2147483648 0x1p2147483648
-golden e4m3-464 464 --fmt e4m3
-golden e4m3-465 465 --fmt e4m3
-golden e4m3-464-rna 464 --fmt e4m3 --round rna
-golden e4m3-465-sat 465 --fmt e4m3 --saturate
-golden fp16-500-fp8 500 --fmt fp16 --to e4m3,e5m2
-golden fp16-500-fp8-sat 500 --fmt fp16 --to e4m3,e5m2 --saturate
+golden e4m3-464 464 --format e4m3
+golden e4m3-465 465 --format e4m3
+golden e4m3-464-rna 464 --format e4m3 --round rna
+golden e4m3-465-sat 465 --format e4m3 --saturate
+golden fp16-500-fp8 500 --format fp16 --to e4m3,e5m2
+golden fp16-500-fp8-sat 500 --format fp16 --to e4m3,e5m2 --saturate
 golden fp32-1e-5-ftz 1e-5 --to fp16 --ftz
 for mode in rne rna rtz rup rdn rod; do
-    golden "e4m3-0.1-$mode" 0.1 --fmt e4m3 --round "$mode" --to e5m2
-    golden "e4m3-neg-0.1-$mode" -0.1 --fmt e4m3 --round "$mode"
+    golden "e4m3-0.1-$mode" 0.1 --format e4m3 --round "$mode" --to e5m2
+    golden "e4m3-neg-0.1-$mode" -0.1 --format e4m3 --round "$mode"
 done
-golden e5m2-several 1 -2.5 0x3c --fmt e5m2
+golden e5m2-several 1 -2.5 0x3c --format e5m2
 
 # Format reports.
 for f in fp64 fp32 tf32 fp16 bf16 e4m3 e5m2 e4m3fnuz e5m2fnuz e3m2 e2m3 e2m1 e8m0; do
@@ -170,37 +170,37 @@ golden info-e5m2-rtz --info e5m2 --round rtz
 # no normal numbers: overflow judged at the format's precision, below 2^emin
 golden info-e1m3 --info e1m3
 golden info-e1m3-rtz --info e1m3 --round rtz
-golden e1m3-overflow --fmt e1m3 1.82 1.8125
-golden e1m3-overflow-rtz --fmt e1m3 --round rtz 1.9 1.85
+golden e1m3-overflow --format e1m3 1.82 1.8125
+golden e1m3-overflow-rtz --format e1m3 --round rtz 1.9 1.85
 golden table-e4m3 --table e4m3
 golden table-e5m2 --table e5m2
 golden table-e4m3fnuz --table e4m3fnuz
 golden table-e2m1 --table e2m1
 golden table-e3m2 --table e3m2
 golden table-e8m0 --table e8m0
-golden e8m0-7f 0x7f --fmt e8m0 --to e4m3,e2m1
-golden e2m1-7 7 --fmt e2m1
-golden e4m3fnuz-80 0x80 --fmt e4m3fnuz --to fp16,e2m1,e8m0
-golden e2m3-nan nan --fmt e2m3
-golden formats --formats
+golden e8m0-7f 0x7f --format e8m0 --to e4m3,e2m1
+golden e2m1-7 7 --format e2m1
+golden e4m3fnuz-80 0x80 --format e4m3fnuz --to fp16,e2m1,e8m0
+golden e2m3-nan nan --format e2m3
+golden formats --list-formats
 
 # JSON.
-golden json-fp16-3c00 --json 0x3c00 --fmt fp16
-golden json-fp64-1e-8-all --json 1e-8 --fmt fp64 --to all
+golden json-fp16-3c00 --json 0x3c00 --format fp16
+golden json-fp64-1e-8-all --json 1e-8 --format fp64 --to all
 golden json-fp32-1e-7-fp16 --json 1e-7 --to fp16
-golden json-e5m2-several --json 1 -2.5 0x3c --fmt e5m2
-golden json-e4m3-neg-inf --json -inf --fmt e4m3 --to fp16
-golden json-fp16-nan --json nan --fmt fp16 --to e4m3
-golden json-tf32-3f800000 --json 0x3f800000 --fmt tf32
+golden json-e5m2-several --json 1 -2.5 0x3c --format e5m2
+golden json-e4m3-neg-inf --json -inf --format e4m3 --to fp16
+golden json-fp16-nan --json nan --format fp16 --to e4m3
+golden json-tf32-3f800000 --json 0x3f800000 --format tf32
 golden json-info-fp16 --json --info fp16
 golden json-info-e4m3 --json --info e4m3
 golden json-table-e4m3 --json --table e4m3
 golden json-table-e5m2 --json --table e5m2
 golden json-table-e2m1 --json --table e2m1
 golden json-info-e8m0 --json --info e8m0
-golden json-formats --json --formats
+golden json-formats --json --list-formats
 
-# What `fpinspect 0x3c00 --fmt fp16` must show.
+# What `fpinspect 0x3c00 --format fp16` must show.
 has fp16-3c00 '^fp16 0x3c00$' \
     '^  fields       0 \| 01111 \| 0000000000 ' \
     '^  sign         0 \(\+\)$' \
@@ -278,15 +278,15 @@ has e2m3-nan '^  rounded +rne into e2m3: no NaN in the format, .*flags invalid$'
 # Negative numbers are values, not options; -- ends the options.
 has fp32-neg-3e-8 '^input -3e-8$' '^fp32 0xb300d959$'
 has e4m3-neg-inf '^input -inf$' '^e4m3 0x7f$'
-run neg-point -.5 --fmt e4m3
-run dashdash --fmt=e4m3 -- -0.5
+run neg-point -.5 --format e4m3
+run dashdash --format=e4m3 -- -0.5
 has neg-point '^input -\.5$' '^e4m3 0xb0$'
 has dashdash '^input -0\.5$' '^e4m3 0xb0$'
 
 # Bad input: one line on stderr, status 2, nothing on stdout.
 usage_error 'not a hexadecimal digit' 0xZZ
-usage_error "wider than fp16's 16 bits" 0x1ffff --fmt fp16
-usage_error 'unknown format "fp17"; known formats: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2' 1 --fmt fp17
+usage_error "wider than fp16's 16 bits" 0x1ffff --format fp16
+usage_error 'unknown format "fp17"; known formats: fp64, fp32, tf32, fp16, bf16, e4m3, e5m2' 1 --format fp17
 usage_error 'unknown format "x"; known formats: fp64,' 1 --to fp16,x
 usage_error 'option --to: an empty name in "fp16,,e4m3"' 1 --to fp16,,e4m3
 usage_error 'unknown format "fp99"; known formats: fp64,' --info fp99
@@ -296,21 +296,21 @@ usage_error 'no digits' 0x
 usage_error 'not a binary digit' 0b102
 usage_error 'unknown option "--bogus"' --bogus 1
 usage_error 'unknown option "-x"' -x
-usage_error 'option --fmt needs an argument' 1 --fmt
+usage_error 'option --format needs an argument' 1 --format
 usage_error 'option --table needs an argument' --table
 usage_error 'option --json takes no argument' --json=yes 1
-usage_error 'low 13 bits zero' 0x3f800001 --fmt tf32
-usage_error "wider than tf32's 19 bits" 0x100000000 --fmt tf32
+usage_error 'low 13 bits zero' 0x3f800001 --format tf32
+usage_error "wider than tf32's 19 bits" 0x100000000 --format tf32
 usage_error 'at most 8 bits' --table fp16
 usage_error 'unknown rounding mode "up"' 1 --round up
-usage_error 'wider than 64 bits' 0x10000000000000000 --fmt fp64
+usage_error 'wider than 64 bits' 0x10000000000000000 --format fp64
 usage_error '"1e"' 1e
 usage_error '"0x1p"' 0x1p
 usage_error 'at least 2\^4611686018427387903 in magnitude, outside the range' 1e99999999999999999999999
 usage_error 'at least 2\^4611686018427387903 in magnitude' 0x1p4611686018427387903
-usage_error 'below 2\^-4611686018427387904 in magnitude, outside the range' 0x1p-99999999999999999999 --fmt fp16
-usage_error 'below 2\^-4611686018427387904 in magnitude' 0x0.4p-4611686018427387903 --fmt fp16
-usage_error 'unexpected character "-" at offset 1 in "--fmt"' -- --fmt
+usage_error 'below 2\^-4611686018427387904 in magnitude, outside the range' 0x1p-99999999999999999999 --format fp16
+usage_error 'below 2\^-4611686018427387904 in magnitude' 0x0.4p-4611686018427387903 --format fp16
+usage_error 'unexpected character "-" at offset 1 in "--format"' -- --format
 
 # No argument at all: the usage on stderr, status 2.
 run noargs
@@ -432,13 +432,13 @@ if [ "$nex" -ge 7 ]; then
 else
     bad "$manpage: only $nex examples found"
 fi
-sed -n '/^\.Dl fpinspect 0x3c00 \\-\\-fmt fp16$/,/^\.Ed$/p' "$manpage" |
+sed -n '/^\.Dl fpinspect 0x3c00 \\-\\-format fp16$/,/^\.Ed$/p' "$manpage" |
     sed '1,2d;$d' | sed 's/\\(mu/×/g; s/\\-/-/g' >"$tmp/shown.out"
 echo >>"$tmp/shown.out" # the report's closing blank line
 if [ -s "$tmp/shown.out" ] && cmp -s "$tmp/shown.out" "$tmp/fp16-3c00.out"; then
     ok
 else
-    bad "$manpage: the output shown for fpinspect 0x3c00 --fmt fp16 is not what it prints:"
+    bad "$manpage: the output shown for fpinspect 0x3c00 --format fp16 is not what it prints:"
     diff -u "$tmp/shown.out" "$tmp/fp16-3c00.out" | head -n 20 || true
 fi
 

@@ -260,7 +260,7 @@ check ovf 'T["count"] == 50011 and E(T, "e4m3", "rne")["overflow"] == 0'
 error sumdot 2 'options --sum and --dot exclude each other' --sum --dot a b "$tmp/dot.safetensors"
 error dotnone 2 '--dot: no tensor named "z" among the 3 found' --dot a z "$tmp/dot.safetensors"
 error dotcount 2 '--dot: .*a has 4 elements but .*c has 3' --dot a c "$tmp/dot.safetensors"
-error dotargs 2 'option --dot needs two tensor names' "$tmp/dot.safetensors" --dot a
+error dotargs 2 'option --dot needs two arguments, A B' "$tmp/dot.safetensors" --dot a
 error dotmatch 2 'option --match does not apply to --dot' --match a --dot a b "$tmp/dot.safetensors"
 error seeds 2 'option --seeds applies to --sum and --dot only' --seeds 4 "$tmp/tenth.npy"
 error seeds0 2 'option --seeds: "0" is not an integer from 1 to 100000' --sum --seeds 0 "$tmp/tenth.npy"

@@ -62,7 +62,7 @@ roundtrip() {
 # Every pair of built-in formats (the list the tools give for an unknown
 # name): exhaustive where the source has at most 2^19 encodings, level 1
 # from fp32 and fp64.
-formats=$("$FPVECTORS" --op add --fmt '?' 2>&1 | sed -n 's/.*known formats: \(.*\), or eXmY.*/\1/p' | tr -d ,)
+formats=$("$FPVECTORS" --op add --format '?' 2>&1 | sed -n 's/.*known formats: \(.*\), or eXmY.*/\1/p' | tr -d ,)
 case " $formats " in
 *" fp64 "*" tf32 "*" e4m3 "*) ok ;;
 *) bad "the built-in formats could not be listed: '$formats'" ;;
@@ -70,12 +70,12 @@ esac
 for a in $formats; do
     for b in $formats; do
         case $a in
-        fp32 | fp64) roundtrip "$a-$b" --op convert --fmt "$a" --to "$b" -- --level 1 ;;
-        *) roundtrip "$a-$b" --op convert --fmt "$a" --to "$b" -- --exhaustive ;;
+        fp32 | fp64) roundtrip "$a-$b" --op convert --format "$a" --to "$b" -- --level 1 ;;
+        *) roundtrip "$a-$b" --op convert --format "$a" --to "$b" -- --exhaustive ;;
         esac
     done
 done
-"$FPVECTORS" --op convert --fmt tf32 --to e4m3 --exhaustive >"$tmp/tf32.txt"
+"$FPVECTORS" --op convert --format tf32 --to e4m3 --exhaustive >"$tmp/tf32.txt"
 n=$(wc -l <"$tmp/tf32.txt" | tr -d ' ')
 if [ "$n" -eq 524288 ] && [ "$(sort -u "$tmp/tf32.txt" | wc -l | tr -d ' ')" -eq 524288 ]; then
     ok
@@ -89,22 +89,22 @@ fi
 ops="add sub mul div fma sqrt eq lt le eq_signaling lt_signaling le_signaling to_int from_int"
 for f in fp64 tf32; do
     for op in $ops; do
-        roundtrip "$op-$f" --op "$op" --fmt "$f" -- -n 1000
+        roundtrip "$op-$f" --op "$op" --format "$f" -- -n 1000
     done
 done
 for f in e3m4 e2m1 e3m2 e4m3fnuz e5m2fnuz e8m0; do
     for op in add fma sqrt lt to_int from_int; do
-        roundtrip "$op-$f" --op "$op" --fmt "$f" -- --level 1
+        roundtrip "$op-$f" --op "$op" --format "$f" -- --level 1
     done
 done
 for opts in "--round rna" "--round rtz" "--round rup --ftz" "--round rdn --daz" "--round rod" \
     "--saturate" "--tininess before --ftz --daz"; do
     # shellcheck disable=SC2086
     for op in add fma sqrt to_int from_int; do
-        roundtrip "$op-e4m3 $opts" --op "$op" --fmt e4m3 $opts -- -n 1000
+        roundtrip "$op-e4m3 $opts" --op "$op" --format e4m3 $opts -- -n 1000
     done
     # shellcheck disable=SC2086
-    roundtrip "convert-fp32-e4m3 $opts" --op convert --fmt fp32 --to e4m3 $opts -- -n 1000
+    roundtrip "convert-fp32-e4m3 $opts" --op convert --format fp32 --to e4m3 $opts -- -n 1000
 done
 echo "check_fpvectors: $nrt round trips, $cases_total cases verified"
 
@@ -112,12 +112,12 @@ echo "check_fpvectors: $nrt round trips, $cases_total cases verified"
 # upper case, tf32 in its 32-bit container, int64 in 16 digits, a
 # comparison in 1, flags in 2 (TestFloat's bits).
 as_vectors
-good lay-e4m3 --op add --fmt e4m3 -n 500
-good lay-tf32 --op convert --fmt tf32 --to fp16 -n 500
-good lay-fp64 --op fma --fmt fp64 -n 500
-good lay-cmp --op lt --fmt fp16 -n 500
-good lay-toint --op to_int --fmt bf16 -n 500
-good lay-fromint --op from_int --fmt e5m2 -n 500
+good lay-e4m3 --op add --format e4m3 -n 500
+good lay-tf32 --op convert --format tf32 --to fp16 -n 500
+good lay-fp64 --op fma --format fp64 -n 500
+good lay-cmp --op lt --format fp16 -n 500
+good lay-toint --op to_int --format bf16 -n 500
+good lay-fromint --op from_int --format e5m2 -n 500
 layout() {
     if grep -Evq "$2" "$tmp/$1.out"; then
         bad "$1: a line is not /$2/: $(grep -Ev "$2" "$tmp/$1.out" | head -n 1)"
@@ -145,15 +145,15 @@ while IFS='|' read -r args line; do
     # shellcheck disable=SC2086 # plain words
     good "fact$nfact" $args "$tmp/fact.txt"
 done <<'EOF'
---op div --fmt fp16|3C00 0000 7C00 08
---op div --fmt fp16|0000 0000 7E00 10
---op add --fmt fp16|3C00 1000 3C00 01
---op convert --fmt fp32 --to fp16|477FF000 7C00 05
---op convert --fmt fp32 --to e4m3|3A800000 00 03
---op to_int --fmt fp16|3E00 0000000000000002 01
---op from_int --fmt fp16|FFFFFFFFFFFFFFFF BC00 00
---op lt --fmt fp16|7E00 3C00 0 00
---op lt_signaling --fmt fp16|7E00 3C00 0 10
+--op div --format fp16|3C00 0000 7C00 08
+--op div --format fp16|0000 0000 7E00 10
+--op add --format fp16|3C00 1000 3C00 01
+--op convert --format fp32 --to fp16|477FF000 7C00 05
+--op convert --format fp32 --to e4m3|3A800000 00 03
+--op to_int --format fp16|3E00 0000000000000002 01
+--op from_int --format fp16|FFFFFFFFFFFFFFFF BC00 00
+--op lt --format fp16|7E00 3C00 0 00
+--op lt_signaling --format fp16|7E00 3C00 0 10
 EOF
 as_vectors
 
@@ -171,20 +171,20 @@ for spec in "1 sqrt fp32" "2 add fp16" "3 fma fp16"; do
     set -- $spec
     for level in $levels; do
         want=$(sed -n "s/^\\.It $1 Ta \\([0-9,]*\\) Ta \\([0-9,]*\\)\$/\\$level/p" "$manv" | tr -d ,)
-        got=$("$FPVECTORS" --op "$2" --fmt "$3" --level "$level" | wc -l | tr -d ' ')
+        got=$("$FPVECTORS" --op "$2" --format "$3" --level "$level" | wc -l | tr -d ' ')
         if [ -n "$want" ] && [ "$got" -eq "$want" ]; then ok; else bad "--level $level --op $2: $got cases, the man page says '$want'"; fi
     done
 done
-n=$("$FPVECTORS" --op sqrt --fmt e4m3 --level 2 | wc -l | tr -d ' ')
-if [ "$n" -eq 256 ]; then ok; else bad "--level 2 --op sqrt --fmt e4m3: $n cases, expected every one of the 256"; fi
-n=$("$FPVECTORS" --op convert --fmt fp16 --to e4m3 -n 70000 | wc -l | tr -d ' ')
+n=$("$FPVECTORS" --op sqrt --format e4m3 --level 2 | wc -l | tr -d ' ')
+if [ "$n" -eq 256 ]; then ok; else bad "--level 2 --op sqrt --format e4m3: $n cases, expected every one of the 256"; fi
+n=$("$FPVECTORS" --op convert --format fp16 --to e4m3 -n 70000 | wc -l | tr -d ' ')
 if [ "$n" -eq 70000 ]; then ok; else bad "-n 70000: $n cases"; fi
 
 # The same seed gives the same cases; another seed changes only the random
 # part, after the structured one.
-"$FPVECTORS" --op add --fmt bf16 -n 20000 --seed 7 >"$tmp/s7a"
-"$FPVECTORS" --op add --fmt bf16 -n 20000 --seed 7 >"$tmp/s7b"
-"$FPVECTORS" --op add --fmt bf16 -n 20000 --seed 8 >"$tmp/s8"
+"$FPVECTORS" --op add --format bf16 -n 20000 --seed 7 >"$tmp/s7a"
+"$FPVECTORS" --op add --format bf16 -n 20000 --seed 7 >"$tmp/s7b"
+"$FPVECTORS" --op add --format bf16 -n 20000 --seed 8 >"$tmp/s8"
 if cmp -s "$tmp/s7a" "$tmp/s7b" && ! cmp -s "$tmp/s7a" "$tmp/s8" &&
     [ "$(head -n 400 "$tmp/s7a")" = "$(head -n 400 "$tmp/s8")" ]; then
     ok
@@ -194,7 +194,7 @@ fi
 
 # The converter of the example: right, it passes; each planted bug is
 # reported as its class, and only as that class.
-"$FPVECTORS" --op convert --fmt fp32 --to e4m3 >"$tmp/cases.txt"
+"$FPVECTORS" --op convert --format fp32 --to e4m3 >"$tmp/cases.txt"
 classes="rounding flags nan subnormal overflow value"
 check_bug() {
     bug=$1 want=$2
@@ -205,7 +205,7 @@ check_bug() {
         "$E4M3CVT" --bug "$bug" - <"$tmp/cases.txt" >"$tmp/mine.txt"
     fi
     rc=0
-    "$FPVERIFY" --op convert --fmt fp32 --to e4m3 "$@" "$tmp/mine.txt" >"$tmp/verify.out" 2>&1 || rc=$?
+    "$FPVERIFY" --op convert --format fp32 --to e4m3 "$@" "$tmp/mine.txt" >"$tmp/verify.out" 2>&1 || rc=$?
     for c in $classes; do
         n=$(sed -n "s/^  $c  *\\([0-9]*\\)  .*/\\1/p" "$tmp/verify.out")
         if [ "$c" = "$want" ] && [ "${n:-0}" -gt 0 ] && [ "$rc" -eq 1 ]; then
@@ -226,10 +226,10 @@ if [ "$rc" -eq 0 ] && grep -q ': 10000 cases, 0 mismatches$' "$tmp/verify.out"; 
 check_bug nan none --nan-class
 # --no-flags: the flags bug is invisible, the ties bug is not.
 "$E4M3CVT" --bug flags - <"$tmp/cases.txt" | cut -d ' ' -f 1,2 >"$tmp/noflags.txt"
-if "$FPVERIFY" --op convert --fmt fp32 --to e4m3 --no-flags "$tmp/noflags.txt" >/dev/null; then ok; else bad "--no-flags: the flags bug was reported"; fi
+if "$FPVERIFY" --op convert --format fp32 --to e4m3 --no-flags "$tmp/noflags.txt" >/dev/null; then ok; else bad "--no-flags: the flags bug was reported"; fi
 "$E4M3CVT" --bug ties - <"$tmp/cases.txt" | cut -d ' ' -f 1,2 >"$tmp/noflags.txt"
 rc=0
-"$FPVERIFY" --op convert --fmt fp32 --to e4m3 --no-flags --show 0 "$tmp/noflags.txt" >"$tmp/noflags.out" || rc=$?
+"$FPVERIFY" --op convert --format fp32 --to e4m3 --no-flags --show 0 "$tmp/noflags.txt" >"$tmp/noflags.out" || rc=$?
 if [ "$rc" -eq 1 ] && grep -Eq '^  rounding +[1-9]' "$tmp/noflags.out" && [ "$(grep -c '^stdin\|^/' "$tmp/noflags.out")" -eq 0 ]; then
     ok
 else
@@ -251,7 +251,7 @@ for spec in "value add fp16 value" "toint to_int fp16 overflow" "cmpnan lt fp16 
     f=$1 op=$2 fmt=$3 want=$4
     shift 4
     rc=0
-    "$FPVERIFY" --op "$op" --fmt "$fmt" "$@" "$tmp/$f.txt" >"$tmp/$f.out" || rc=$?
+    "$FPVERIFY" --op "$op" --format "$fmt" "$@" "$tmp/$f.txt" >"$tmp/$f.out" || rc=$?
     if [ "$rc" -eq 1 ] && grep -Eq "^$tmp/$f.txt:1: .*: $want\$" "$tmp/$f.out" &&
         grep -Eq "^  $want +1  " "$tmp/$f.out"; then
         ok
@@ -273,7 +273,7 @@ printf '3F800000 38 00\n3F800000 38 00\000 garbage\n' >"$tmp/m9" # a NUL ends no
 { printf '3F800000 38 00\n'; head -c 5000 /dev/zero | tr '\0' 3; } >"$tmp/m10" # no newline
 printf '3F800000 3\0338 00\n' >"$tmp/m11" # an ESC, escaped in the message
 : >"$tmp/empty"
-cvt="--op convert --fmt fp32 --to e4m3"
+cvt="--op convert --format fp32 --to e4m3"
 # shellcheck disable=SC2086
 {
     error mal1 2 "m1:2: field 2 \\(result\\): \"ZZ\" is not hexadecimal" $cvt "$tmp/m1"
@@ -282,8 +282,8 @@ cvt="--op convert --fmt fp32 --to e4m3"
     error mal4 2 "m4:1: field 2 \\(result\\): \"138\" does not fit e4m3's 8 bits" $cvt "$tmp/m4"
     error mal5 2 'm5:1: field 3 \(flags\): "40" is not a set of TestFloat flags' $cvt "$tmp/m5"
     error mal6 2 'm6:1: 0 fields, expected 3' $cvt "$tmp/m6"
-    error mal7 2 'm7:1: field 1 \(operand a\): "3F800001" is not a tf32 32-bit container' --op convert --fmt tf32 --to fp16 "$tmp/m7"
-    error mal8 2 'm8:1: field 3 \(result\): "2" is not 0 or 1' --op lt --fmt fp16 "$tmp/m8"
+    error mal7 2 'm7:1: field 1 \(operand a\): "3F800001" is not a tf32 32-bit container' --op convert --format tf32 --to fp16 "$tmp/m7"
+    error mal8 2 'm8:1: field 3 \(result\): "2" is not 0 or 1' --op lt --format fp16 "$tmp/m8"
     error mal9 2 'm1:1: more than 2 fields, expected a result$' $cvt --no-flags "$tmp/m1"
     error mal10 2 'no cases' $cvt "$tmp/empty"
     error mal11 2 'nosuch' $cvt "$tmp/nosuch"
@@ -299,16 +299,16 @@ if [ "$rc" -eq 2 ] && grep -q '^fpverify: stdin:2: field 2 (result)' "$tmp/stdin
 # Usage errors of both tools.
 for t in vectors verify; do
     "as_$t"
-    error "$t-op" 2 'unknown operation "madd"; known operations: add, sub' --op madd --fmt fp16
-    error "$t-noop" 2 '--op is missing' --fmt fp16
-    error "$t-nofmt" 2 '--fmt is missing' --op add
-    error "$t-fmt" 2 'unknown format "fp17"' --op add --fmt fp17
-    error "$t-noto" 2 '--op convert needs --to' --op convert --fmt fp16
-    error "$t-to" 2 '--to is for --op convert only, not add' --op add --fmt fp16 --to fp32
-    error "$t-sr" 2 '--round sr: a vector' --op add --fmt fp16 --round sr
-    error "$t-mode" 2 'unknown rounding mode "up"' --op add --fmt fp16 --round up
-    error "$t-tiny" 2 '--tininess "early": expected before or after' --op add --fmt fp16 --tininess early
-    error "$t-unknown" 2 'unknown option "--bogus"' --op add --fmt fp16 --bogus
+    error "$t-op" 2 'unknown operation "madd"; known operations: add, sub' --op madd --format fp16
+    error "$t-noop" 2 '--op is missing' --format fp16
+    error "$t-nofmt" 2 '--format is missing' --op add
+    error "$t-fmt" 2 'unknown format "fp17"' --op add --format fp17
+    error "$t-noto" 2 '--op convert needs --to' --op convert --format fp16
+    error "$t-to" 2 '--to is for --op convert only, not add' --op add --format fp16 --to fp32
+    error "$t-sr" 2 '--round sr: a vector' --op add --format fp16 --round sr
+    error "$t-mode" 2 'unknown rounding mode "up"' --op add --format fp16 --round up
+    error "$t-tiny" 2 '--tininess "early": expected before or after' --op add --format fp16 --tininess early
+    error "$t-unknown" 2 'unknown option "--bogus"' --op add --format fp16 --bogus
     run "$t-noargs"
     if [ "$(cat "$tmp/$t-noargs.rc")" -eq 2 ] && head -n 1 "$tmp/$t-noargs.err" | grep -q "^usage: fp$t "; then
         ok
@@ -322,19 +322,19 @@ for t in vectors verify; do
     synopsis "$srcdir/man/fp$t.1" "$tmp/$t-help.out"
 done
 as_vectors
-error exh 2 '--exhaustive: add fp16 rne has 4294967296 inputs, more than the 2\^24' --op add --fmt fp16 --exhaustive
-error exhint 2 '--exhaustive: from_int fp16 rne has 2\^64 or more inputs' --op from_int --fmt fp16 --exhaustive
-error both 2 '--level, --exhaustive and -n: give one of them' --op add --fmt fp16 --level 1 -n 5
-error level 2 'option --level: "3" is not an integer from 1 to 2' --op add --fmt fp16 --level 3
-error n0 2 'option -n: "0" is not an integer from 1' --op add --fmt fp16 -n 0
-error operand 2 'unexpected operand "x"' --op add --fmt fp16 x
-error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --op add --fmt fp16 --threads 0
+error exh 2 '--exhaustive: add fp16 rne has 4294967296 inputs, more than the 2\^24' --op add --format fp16 --exhaustive
+error exhint 2 '--exhaustive: from_int fp16 rne has 2\^64 or more inputs' --op from_int --format fp16 --exhaustive
+error both 2 '--level, --exhaustive and -n: give one of them' --op add --format fp16 --level 1 -n 5
+error level 2 'option --level: "3" is not an integer from 1 to 2' --op add --format fp16 --level 3
+error n0 2 'option -n: "0" is not an integer from 1' --op add --format fp16 -n 0
+error operand 2 'unexpected operand "x"' --op add --format fp16 x
+error threads0 2 'option --threads: "0" is not an integer from 1 to 1024' --op add --format fp16 --threads 0
 as_verify
-error show 2 'option --show: "-1" is not an integer' --op add --fmt fp16 --show -1
-error vthreads0 2 'option --threads: "0" is not an integer from 1 to 1024' --op add --fmt fp16 --threads 0
+error show 2 'option --show: "-1" is not an integer' --op add --format fp16 --show -1
+error vthreads0 2 'option --threads: "0" is not an integer from 1 to 1024' --op add --format fp16 --threads 0
 
 # --threads, as every tool takes it, changes nothing.
-roundtrip threads --op mul --fmt e5m2 --threads 2 -- --level 2
+roundtrip threads --op mul --format e5m2 --threads 2 -- --level 2
 
 # The man pages' examples run, in a directory with the example converter
 # at tests/vectors/e4m3cvt and the tools first in PATH, and exit as the

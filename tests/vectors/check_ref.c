@@ -234,7 +234,7 @@ static void run(const config *cf)
 {
     char cmd[512], what[160];
     fpk_ctx c = tu_ctx(cf->mode, cf->v);
-    snprintf(cmd, sizeof cmd, "%s --op %s --fmt %s%s%s --round %s%s%s%s%s %s --seed %" PRIu64, fpvectors,
+    snprintf(cmd, sizeof cmd, "%s --op %s --format %s%s%s --round %s%s%s%s%s %s --seed %" PRIu64, fpvectors,
              cf->op->name, cf->f->name, cf->to ? " --to " : "", cf->to ? cf->to->name : "", tu_mode_name(cf->mode),
              c.ftz ? " --ftz" : "", c.daz ? " --daz" : "", c.saturate ? " --saturate" : "",
              c.tiny_before ? " --tininess before" : "", cf->amount, seed);

@@ -149,82 +149,6 @@ void cli_die_error(const fpk_error *err)
     cli_die(cli_error_status(err), "%s", err->msg);
 }
 
-int cli_next(cli_args *a)
-{
-    if (++a->i >= a->argc)
-        return CLI_END;
-    const char *arg = a->arg = a->argv[a->i];
-    a->value = NULL;
-    if (!a->rest && strcmp(arg, "--") == 0) {
-        a->rest = true;
-        return cli_next(a);
-    }
-    if (a->rest || (a->is_operand ? a->is_operand(arg) : arg[0] != '-' || arg[1] == '\0'))
-        return CLI_OPERAND;
-    const char *eq = strchr(arg, '=');
-    size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-    if (nlen >= sizeof a->name)
-        cli_unknown(a);
-    memcpy(a->name, arg, nlen);
-    a->name[nlen] = '\0';
-    bool takes = false;
-    for (const char *const *w = a->with_value; *w && !takes; w++)
-        takes = strcmp(a->name, *w) == 0;
-    if (takes) {
-        if (eq)
-            a->value = eq + 1;
-        else if (a->i + 1 < a->argc)
-            a->value = a->argv[++a->i];
-        else
-            cli_die(CLI_EXIT_USAGE, "option %s needs an argument (see %s --help)", a->name, a->tool);
-    } else if (eq) {
-        cli_die(CLI_EXIT_USAGE, "option %s takes no argument", a->name);
-    }
-    return CLI_OPTION;
-}
-
-void cli_unknown(const cli_args *a)
-{
-    cli_die(CLI_EXIT_USAGE, "unknown option \"%s\" (see %s --help)", a->arg, a->tool);
-}
-
-void cli_list_formats(FILE *out)
-{
-    for (const fpk_format *const *f = fpk_formats; *f; f++)
-        fprintf(out, "%s%s", f == fpk_formats ? "" : ", ", (*f)->name);
-    fputs(", or eXmY, eXmYfn, eXmYfnuz (1 <= X <= 11, 0 <= Y <= 52)", out);
-}
-
-const fpk_format *cli_format(const char *name)
-{
-    const fpk_format *f = fpk_format_lookup(name);
-    if (!f) {
-        char *list = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&list, &len);
-        if (!m)
-            cli_die(CLI_EXIT_INTERNAL, "out of memory");
-        cli_list_formats(m);
-        if (fclose(m) != 0)
-            cli_die(CLI_EXIT_INTERNAL, "out of memory");
-        cli_die(CLI_EXIT_USAGE, "unknown format \"%s\"; known formats: %s", name, list);
-    }
-    return f;
-}
-
-fpk_round cli_round(const char *name)
-{
-    fpk_round mode;
-    if (fpk_round_lookup(name, &mode))
-        return mode;
-    cli_die(CLI_EXIT_USAGE, "unknown rounding mode \"%s\"; known modes: rne, rna, rtz, rup, rdn, rod, sr", name);
-}
-
-const char *cli_round_name(fpk_round mode)
-{
-    return fpk_round_name(mode);
-}
-
 char *cli_strf(const char *fmt, ...)
 {
     va_list ap;
@@ -256,23 +180,6 @@ void *cli_xcalloc_pages(size_t n, size_t size)
     if (!p)
         cli_die(CLI_EXIT_INTERNAL, "out of memory");
     return memset(p, 0, round);
-}
-
-long long cli_parse_int(const char *opt, const char *s, long long min, long long max)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    bool digits = isdigit((unsigned char)s[s[0] == '-']); /* no space, no '+' */
-    if (!digits || *end || errno || v < min || v > max)
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not an integer from %lld to %lld", opt, s,
-                min, max);
-    return v;
-}
-
-int cli_parse_threads(const char *s)
-{
-    return (int)cli_parse_int("--threads", s, 1, CLI_MAX_THREADS);
 }
 
 static int share_cpus, share_sharers = 1;
@@ -339,73 +246,6 @@ int cli_default_threads(void)
     return n < 1 ? 1 : n > CLI_MAX_THREADS ? CLI_MAX_THREADS : (int)n;
 }
 
-void cli_parse_size(const char *opt, const char *s, int *width, int *height)
-{
-    char *copy = cli_strf("%s", s), *x = strchr(copy, 'x');
-    if (!x)
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not WIDTHxHEIGHT", opt, s);
-    *x = '\0';
-    *width = (int)cli_parse_int(opt, copy, 64, 10000);
-    *height = (int)cli_parse_int(opt, x + 1, 64, 10000);
-    free(copy);
-}
-
-void cli_parse_regex(const char *opt, const char *re, regex_t *out, bool *compiled)
-{
-    if (compiled && *compiled)
-        regfree(out);
-    int rc = regcomp(out, re, REG_EXTENDED | REG_NOSUB);
-    if (rc != 0) {
-        char why[256];
-        regerror(rc, out, why, sizeof why);
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not a regular expression: %s", opt, re, why);
-    }
-    if (compiled)
-        *compiled = true;
-}
-
-char **cli_split_names(const char *opt, const char *list, int *n)
-{
-    size_t len = strlen(list), parts = 1;
-    for (const char *p = list; *p; p++)
-        parts += *p == ',';
-    char **names = cli_xcalloc(1, (parts + 1) * sizeof *names + len + 1);
-    char *copy = memcpy(names + parts + 1, list, len + 1);
-    for (size_t k = 0; k < parts; k++) {
-        names[k] = copy;
-        copy += strcspn(copy, ",");
-        *copy++ = '\0';
-        if (!*names[k]) {
-            free(names);
-            cli_die(CLI_EXIT_USAGE, "option %s: an empty name in \"%s\"; expected NAME[,NAME...]",
-                    opt, list);
-        }
-    }
-    *n = (int)parts;
-    return names;
-}
-
-int cli_parse_formats_with(const char *opt, const char *list, const fpk_format **formats, int max,
-                           const fpk_format *(*lookup)(const char *name))
-{
-    int n = 0, count;
-    char **names = cli_split_names(opt, list, &count);
-    for (int k = 0; k < count; k++) {
-        const char *t = names[k];
-        const fpk_format *f = lookup ? lookup(t) : NULL;
-        if (!f)
-            f = cli_format(t);
-        for (int j = 0; j < n; j++)
-            if (formats[j] == f)
-                cli_die(CLI_EXIT_USAGE, "option %s: %s is named twice", opt, f->name);
-        if (n == max)
-            cli_die(CLI_EXIT_USAGE, "option %s: at most %d formats", opt, max);
-        formats[n++] = f;
-    }
-    free(names);
-    return n;
-}
-
 char *cli_printable(const char *s)
 {
     char *out = cli_xcalloc(4 * strlen(s) + 1, 1), *o = out;
@@ -420,85 +260,9 @@ char *cli_printable(const char *s)
     return out;
 }
 
-void cli_need_zero(const char *opt, const fpk_format *const *formats, int n, const char *what)
-{
-    for (int j = 0; j < n; j++)
-        if (fpk_classify(formats[j], 0) != FPK_CLASS_ZERO)
-            cli_die(CLI_EXIT_USAGE, "option %s: %s has no zero for %s to start from", opt,
-                    formats[j]->name, what);
-}
-
-int cli_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
-{
-    return cli_parse_formats_with(opt, list, formats, max, NULL);
-}
-
-bool cli_shape_parse(const char *s, fpk_raw_spec *raw, char *why, size_t len)
-{
-    raw->ndim = 0;
-    for (const char *t = s;;) {
-        size_t n = strcspn(t, ",");
-        uint64_t v = 0;
-        bool ok = n > 0;
-        for (size_t i = 0; ok && i < n; i++)
-            ok = t[i] >= '0' && t[i] <= '9' && !__builtin_mul_overflow(v, 10, &v) &&
-                 !__builtin_add_overflow(v, (uint64_t)(t[i] - '0'), &v);
-        if (!ok) {
-            snprintf(why, len, "\"%.*s\" is not a dimension (a count from 0) in \"%s\"",
-                     (int)n, t, s);
-            return false;
-        }
-        if (raw->ndim == FPK_MAX_DIMS) {
-            snprintf(why, len, "at most %d dimensions", FPK_MAX_DIMS);
-            return false;
-        }
-        raw->shape[raw->ndim++] = v;
-        if (!t[n])
-            return true;
-        t += n + 1;
-    }
-}
-
-void cli_parse_shape(const char *opt, const char *s, fpk_raw_spec *raw)
-{
-    char why[256];
-    if (!cli_shape_parse(s, raw, why, sizeof why))
-        cli_die(CLI_EXIT_USAGE, "option %s: %s", opt, why);
-}
-
 bool cli_is_stdout(const char *path)
 {
     return path && strcmp(path, "-") == 0;
-}
-
-static bool echo = true;
-
-void cli_set_echo(bool e)
-{
-    echo = e;
-}
-
-int cli_usage(const char *usage)
-{
-    if (echo)
-        fputs(usage, stderr);
-    return CLI_EXIT_USAGE;
-}
-
-bool cli_help_version(const char *name, const char *tool, const char *usage, const char *help)
-{
-    bool help_opt = strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0;
-    if (!help_opt && strcmp(name, "--version") != 0)
-        return false;
-    if (!echo)
-        return true;
-    if (help_opt)
-        printf("%s\n%s", usage, help);
-    else
-        printf("%s (%s)\n", tool, fpk_version());
-    if (fflush(stdout) != 0 || ferror(stdout))
-        cli_die(CLI_EXIT_INTERNAL, "writing the output failed: %s", strerror(errno));
-    return true;
 }
 
 static int add_file(const char *file, void *arg)

@@ -38,43 +38,21 @@ static const vec_op *op_lookup(const char *name)
     exit(CLI_EXIT_USAGE);
 }
 
-bool vec_option(vec_spec *s, const char *name, const char *value)
+void vec_spec_from(vec_spec *s, const cli_common *c)
 {
-    if (strcmp(name, "--op") == 0) {
-        s->op = op_lookup(value);
-    } else if (strcmp(name, "--fmt") == 0) {
-        s->fmt = cli_format(value);
-    } else if (strcmp(name, "--to") == 0) {
-        s->to = cli_format(value);
-    } else if (strcmp(name, "--round") == 0) {
-        s->ctx.round = cli_round(value);
-        if (s->ctx.round == FPK_SR)
-            cli_die(CLI_EXIT_USAGE, "--round sr: a vector's result must not depend on its place in the "
-                                    "file; use rne, rna, rtz, rup, rdn or rod");
-    } else if (strcmp(name, "--tininess") == 0) {
-        if (strcmp(value, "before") != 0 && strcmp(value, "after") != 0)
-            cli_die(CLI_EXIT_USAGE, "--tininess \"%s\": expected before or after", value);
-        s->ctx.tiny_before = strcmp(value, "before") == 0;
-    } else if (strcmp(name, "--ftz") == 0) {
-        s->ctx.ftz = true;
-    } else if (strcmp(name, "--daz") == 0) {
-        s->ctx.daz = true;
-    } else if (strcmp(name, "--saturate") == 0) {
-        s->ctx.saturate = true;
-    } else if (strcmp(name, "--threads") == 0) {
-        cli_parse_threads(value); /* one line at a time: one thread */
-    } else {
-        return false;
-    }
-    return true;
-}
-
-void vec_spec_check(const vec_spec *s)
-{
-    if (!s->op)
+    *s = (vec_spec){.ctx = c->ctx};
+    if (!c->op)
         cli_die(CLI_EXIT_USAGE, "--op is missing (see %s --help)", cli_prog());
-    if (!s->fmt)
-        cli_die(CLI_EXIT_USAGE, "--fmt is missing (see %s --help)", cli_prog());
+    s->op = op_lookup(c->op);
+    if (!c->format)
+        cli_die(CLI_EXIT_USAGE, "--format is missing (see %s --help)", cli_prog());
+    s->fmt = c->format;
+    if (c->nto > 1)
+        cli_die(CLI_EXIT_USAGE, "--to names one format, the result's: %d given", c->nto);
+    s->to = c->nto ? c->to[0] : NULL;
+    if (s->ctx.round == FPK_SR)
+        cli_die(CLI_EXIT_USAGE, "--round sr: a vector's result must not depend on its place in the "
+                                "file; use rne, rna, rtz, rup, rdn or rod");
     if (s->op->code == VEC_CONVERT && !s->to)
         cli_die(CLI_EXIT_USAGE, "--op convert needs --to FMT, the result's format");
     if (s->op->code != VEC_CONVERT && s->to)
@@ -95,7 +73,7 @@ const char *vec_describe(const vec_spec *s)
 {
     static char buf[128];
     snprintf(buf, sizeof buf, "%s %s%s%s %s%s%s%s%s", s->op->name, s->fmt->name, s->to ? " -> " : "",
-             s->to ? s->to->name : "", cli_round_name(s->ctx.round), s->ctx.tiny_before ? ", tininess before" : "",
+             s->to ? s->to->name : "", fpk_round_name(s->ctx.round), s->ctx.tiny_before ? ", tininess before" : "",
              s->ctx.ftz ? ", ftz" : "", s->ctx.daz ? ", daz" : "", s->ctx.saturate ? ", saturate" : "");
     return buf;
 }

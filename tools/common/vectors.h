@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "fpkit-tensor.h"
+#include "options.h"
 
 typedef enum vec_opcode {
     VEC_ADD, VEC_SUB, VEC_MUL, VEC_DIV, VEC_FMA, VEC_SQRT, VEC_CONVERT,
@@ -38,7 +39,7 @@ typedef struct vec_op {
 /* What the vectors of a file test: the operation, its formats and context. */
 typedef struct vec_spec {
     const vec_op *op;
-    const fpk_format *fmt; /* --fmt: the operands' format, or from_int's result's */
+    const fpk_format *fmt; /* --format: the operands' format, or from_int's result's */
     const fpk_format *to;  /* convert's --to; NULL for the other operations */
     fpk_ctx ctx;           /* mode and options; flags always 0 */
 } vec_spec;
@@ -51,30 +52,23 @@ typedef struct vec_case {
     unsigned flags;
 } vec_case;
 
-/* The options both tools take: --op, --fmt, --to, --round, --tininess,
- * --ftz, --daz, --saturate.  Applies option NAME with VALUE to S and returns
- * true, or returns false when NAME is not one of them; exits with status 2
- * on a bad value. */
-bool vec_option(vec_spec *s, const char *name, const char *value);
+/* The options both tools take, as entries of their option tables. */
+#define VEC_OPTIONS                                                                            \
+    {.key = CLI_OP, .help = "add, sub, mul, div, fma, sqrt, convert, eq, lt, le, eq_signaling, "      \
+                     "lt_signaling, le_signaling, to_int, from_int"},                          \
+        {.key = CLI_FORMAT, .help = "the operands' format (from_int: the result's)"},                 \
+        {.key = CLI_TO, .value = "FMT", .help = "convert's result format"},                           \
+        {.key = CLI_ROUND, .help = "rne (default), rna, rtz, rup, rdn, rod"},                         \
+        {.key = CLI_TININESS, .value = "before|after"}, {.key = CLI_FTZ}, {.key = CLI_DAZ},                          \
+        {.key = CLI_SATURATE, .help = "overflow and infinite results give the largest finite value"}, \
+        {.key = CLI_THREADS, .help = "as for every fpkit tool (1 to 1024); the cases take one"}
+/* Their usage words. */
+#define VEC_SYNOPSIS "!--op !--format --to --round --tininess --ftz --daz --saturate --threads"
 
-/* The usage and help text of those options, for the tools' --help. */
-#define VEC_USAGE_COMMON "--op OP --fmt FMT [--to FMT] [--round MODE]\n" \
-    "                 [--tininess before|after] [--ftz] [--daz] [--saturate] [--threads N]"
-#define VEC_HELP_COMMON                                                                    \
-    "  --op OP         add, sub, mul, div, fma, sqrt, convert, eq, lt, le,\n"                  \
-    "                  eq_signaling, lt_signaling, le_signaling, to_int, from_int\n"           \
-    "  --fmt FMT       the operands' format (from_int: the result's)\n"                        \
-    "  --to FMT        convert's result format\n"                                              \
-    "  --round MODE    rne (default), rna, rtz, rup, rdn, rod\n"                               \
-    "  --tininess WHEN underflow's tininess: after (default) or before rounding\n"             \
-    "  --ftz           flush subnormal results to zero\n"                                      \
-    "  --daz           read subnormal operands as zero\n"                                      \
-    "  --saturate      overflow and infinite results give the largest finite value\n"  \
-    "  --threads N     as for every fpkit tool (1 to 1024); the cases take one\n"
-
-/* Checks that S names an operation and a format, and --to exactly for
- * convert; exits with status 2 otherwise. */
-void vec_spec_check(const vec_spec *s);
+/* *S from the options C read: the operation, its formats and context.
+ * Exits with status 2 unless they name an operation and a format, and
+ * --to exactly for convert, with a deterministic rounding mode. */
+void vec_spec_from(vec_spec *s, const cli_common *c);
 
 /* The format of operand fields and of the result field (NULL: not a
  * format's encoding). */

@@ -26,73 +26,88 @@
 /* The name in --version and in messages that send the user to --help. */
 #ifdef FPGRAD_MPI
 #define TOOL "fpgrad-mpi"
-#define PAD "                  " /* under "usage: fpgrad-mpi " */
 #else
 #define TOOL "fpgrad"
-#define PAD "              "
 #endif
 
-static const char usage[] =
-    "usage: " TOOL " [--formats LIST] [--scale S|auto] [--margin M] [--round MODE]\n"
-    PAD "[--match REGEX] [--dtype D] [--shape A,B,...] [--big-endian]\n"
-    PAD "[--json FILE] [--csv FILE] [--plot FILE] [--plot-size WxH] [--logy]\n"
-    PAD "[--report DIR] [--no-sqnr] [--threads N] [--quiet]\n"
-    PAD "[--shards] [--emit-partial FILE] PATH...\n"
-    "       " TOOL " --merge [--shards] [--json FILE] [--csv FILE] [--plot FILE]\n"
-    PAD "[--plot-size WxH] [--logy] [--report DIR] [--quiet] PARTIAL...\n";
+enum {
+    OPT_SCALE = CLI_OWN,
+    OPT_LOGY,
+    OPT_REPORT,
+    OPT_NO_SQNR,
+    OPT_EMIT_PARTIAL,
+    OPT_MERGE,
+    OPT_SHARDS,
+};
 
-static const char help[] =
-    "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
-    "searched for *.npy and *.safetensors.\n"
-    "  --formats LIST   formats to round into (default fp16,bf16,e4m3,e5m2); mxfp8,\n"
-    "                   mxfp6, mxfp4: OCP MX blocks of 32 with e4m3, e3m2, e2m1\n"
-    "  --scale S|auto   multiply by S before rounding (default 1); auto: recommend\n"
-    "                   the loss scale and the FP8 scales, and show what remains\n"
-    "  --margin M       divide the FP8 scales by 2^M (default 0)\n"
-    "  --round MODE     rne (default), rna, rtz, rup, rdn, rod, sr\n"
-    "  --match REGEX    only tensors whose name matches (POSIX extended regex)\n"
-    "  --dtype D        read every PATH as a raw file of D (f64 f32 f16 bf16 e4m3 e5m2)\n"
-    "  --shape A,B,...  the raw files' shape (default: one dimension)\n"
-    "  --big-endian     the raw files' elements are big-endian\n"
-    "  --json FILE      the report as JSON (- for standard output)\n"
-    "  --csv FILE       the report as CSV (- for standard output)\n"
-    "  --plot FILE      the histogram of log2|x| of all tensors, .png or .svg\n"
-    "  --plot-size WxH  its size (default 1000x600)\n"
-    "  --logy           counts on a log scale\n"
-    "  --report DIR     an HTML report in DIR: tables, plots, the JSON\n"
-    "  --no-sqnr        no SQNR, and no second read of each tensor for it (but\n"
-    "                   for MX formats, whose counts need it)\n"
-    "  --emit-partial FILE  also write the results as a partial file, for --merge\n"
-    "  --merge          the paths are partial files of disjoint dumps: report them\n"
-    "                   as one run over all their files would\n"
-    "  --shards         a tensor split across files named ...-00003-of-00008... or\n"
-    "                   ...rank3...: one row, its shards together\n"
-    "  --threads N      threads: tensors read at once, and each tensor's share\n"
+static const cli_opt options[] = {
+    {.key = CLI_FORMATS,
+     .help = "formats to round into (default fp16,bf16,e4m3,e5m2); mxfp8, mxfp6, mxfp4: OCP MX "
+             "blocks of 32 with e4m3, e3m2, e2m1"},
+    {.key = OPT_SCALE, .name = "--scale", .value = "S|auto",
+     .help = "multiply by S before rounding (default 1); auto: recommend the loss scale and the "
+             "FP8 scales, and show what remains"},
+    {.key = CLI_MARGIN},
+    {.key = CLI_ROUND},
+    {.key = CLI_MATCH},
+    {.key = CLI_DTYPE},
+    {.key = CLI_SHAPE},
+    {.key = CLI_BIG_ENDIAN},
+    {.key = CLI_JSON},
+    {.key = CLI_CSV},
+    {.key = CLI_PLOT, .help = "the histogram of log2|x| of all tensors, .png or .svg"},
+    {.key = CLI_PLOT_SIZE},
+    {.key = OPT_LOGY, .name = "--logy", .help = "counts on a log scale"},
+    {.key = OPT_REPORT, .name = "--report", .value = "DIR",
+     .help = "an HTML report in DIR: tables, plots, the JSON"},
+    {.key = OPT_NO_SQNR, .name = "--no-sqnr",
+     .help = "no SQNR, and no second read of each tensor for it (but for MX formats, whose "
+             "counts need it)"},
+    {.key = OPT_EMIT_PARTIAL, .name = "--emit-partial", .value = "FILE",
+     .help = "also write the results as a partial file, for --merge"},
+    {.key = OPT_MERGE, .name = "--merge",
+     .help = "the paths are partial files of disjoint dumps: report them as one run over all "
+             "their files would"},
+    {.key = OPT_SHARDS, .name = "--shards",
+     .help = "a tensor split across files named ...-00003-of-00008... or ...rank3...: one row, "
+             "its shards together"},
 #ifdef FPGRAD_MPI
-    "                   (default: this rank's share of its machine's CPUs)\n"
+    {.key = CLI_THREADS,
+     .help = "threads: tensors read at once, and each tensor's share (default: this rank's "
+             "share of its machine's CPUs)"},
 #else
-    "                   (default: all its CPUs)\n"
+    {.key = CLI_THREADS,
+     .help = "threads: tensors read at once, and each tensor's share (default: all its CPUs)"},
 #endif
-    "  --quiet          no table on standard output, no progress\n"
-    "  --help, --version\n";
+    {.key = CLI_QUIET, .help = "no table on standard output, no progress"},
+    {0},
+};
+
+static const char *const synopsis[] = {
+    "--formats --scale --margin --round --match --dtype --shape --big-endian --json --csv --plot "
+    "--plot-size --logy --report --no-sqnr --threads --quiet --shards --emit-partial PATH...",
+    "!--merge --shards --json --csv --plot --plot-size --logy --report --quiet PARTIAL...",
+    NULL,
+};
+
+/* The options that say how to analyse, which --merge refuses: the
+ * partials hold how they were analysed. */
+static const int analysis_options[] = {CLI_FORMATS, OPT_SCALE, CLI_MARGIN, CLI_ROUND, CLI_MATCH,
+                                       CLI_DTYPE, CLI_SHAPE, CLI_BIG_ENDIAN, OPT_NO_SQNR};
 
 #define CHUNK ((uint64_t)1 << 22) /* elements added at once, between progress updates */
 #define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
 
 typedef struct opts {
     grad_run run;
-    regex_t match;
-    bool has_match;
-    fpk_raw_spec raw;
-    bool has_raw;
-    const char *json, *csv, *plot, *report;
+    cli_common c;
+    bool scale_given, no_sqnr_given;
+    const char *report;
     const char *emit;     /* --emit-partial */
     grad_sums *emit_err;  /* its total's exact error sums */
     bool merge;           /* --merge: the paths are partial files */
     bool shards;          /* --shards */
     grad_plot_opts plot_opts;
-    int threads;
-    bool quiet;
 } opts;
 
 /* Where each row's tensor is. */
@@ -134,20 +149,12 @@ static void parse_scale(opts *o, const char *s)
         o->run.scale = ldexp(1.0, (int)cli_parse_int("--scale 2^K", s + 2, -1074, 1023));
         return;
     }
-    fpk_bits bits;
-    fpk_error err;
-    if (fpk_parse(&fpk_fp64, s, &bits, NULL, &err) != FPK_OK)
-        cli_die(CLI_EXIT_USAGE, "option --scale: %s; give a number, 2^K or auto", err.msg);
-    double v = fpk_to_double(&fpk_fp64, bits);
-    fpk_class k = fpk_classify(&fpk_fp64, bits);
-    if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
-        cli_die(CLI_EXIT_USAGE, "option --scale: \"%s\" is not a finite positive number", s);
-    o->run.scale = v;
+    o->run.scale = cli_parse_positive("--scale", s, "a number, 2^K or auto");
 }
 
 static int open_dump(const opts *o, const char *path, fpk_dump **d, fpk_error *err)
 {
-    return fpk_dump_open(path, o->has_raw ? &o->raw : NULL, d, err);
+    return fpk_dump_open(path, o->c.has_raw ? &o->c.raw : NULL, d, err);
 }
 
 /* Reads every header, keeping the tensors that match as rows. */
@@ -168,7 +175,7 @@ static job *list_tensors(opts *o, const cli_files *fs, uint64_t *elements)
         for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
             const fpk_tensor *ten = fpk_dump_tensor(d, t);
             seen++;
-            if (o->has_match && regexec(&o->match, ten->name, 0, NULL, 0) != 0)
+            if (o->c.has_match && regexec(&o->c.match, ten->name, 0, NULL, 0) != 0)
                 continue;
             if (run->nrows == cap) {
                 cap *= 2;
@@ -670,10 +677,10 @@ static void run_pass(pool *p, int pass, uint64_t elements)
     size_t rows = 0; /* this process's: under MPI, its rank's */
     for (size_t i = 0; i < p->run->nrows; i++)
         rows += !p->mine || p->mine[i];
-    int n = p->o->threads;
+    int n = p->o->c.threads;
     if ((size_t)n > rows)
         n = rows ? (int)rows : 1;
-    p->inner = p->o->threads / n; /* threads left over share each tensor */
+    p->inner = p->o->c.threads / n; /* threads left over share each tensor */
     pthread_t *tids = cli_xcalloc((size_t)n, sizeof *tids);
     int started = 0;
     for (int k = 1; k < n; k++) {
@@ -735,7 +742,7 @@ static void analyse(opts *o, const cli_files *fs)
     pool p = {.o = o, .run = run, .files = fs, .jobs = jobs, .mine = mine, .total = total};
     p.err_total = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *p.err_total);
     pthread_mutex_init(&p.lock, NULL);
-    p.progress = !o->quiet && isatty(STDERR_FILENO);
+    p.progress = !o->c.quiet && isatty(STDERR_FILENO);
     clock_gettime(CLOCK_MONOTONIC, &p.last);
     run_pass(&p, 1, elements);
 #ifdef FPGRAD_MPI
@@ -779,25 +786,25 @@ static void analyse(opts *o, const cli_files *fs)
 static void write_outputs(const opts *o)
 {
     const grad_run *run = &o->run;
-    if (o->json) {
-        outfile_json(o->json, grad_json(run));
+    if (o->c.json) {
+        outfile_json(o->c.json, grad_json(run));
     }
-    if (o->csv) {
+    if (o->c.csv) {
         outfile f;
-        outfile_open(&f, o->csv);
+        outfile_open(&f, o->c.csv);
         grad_csv(run, f.fp);
         outfile_commit(&f);
     }
-    if (o->plot) {
+    if (o->c.plot) {
         char *title = run->nrows == 1 ? cli_strf("%s", run->rows[0].name)
                                       : cli_strf("%zu tensors, %" PRIu64 " elements", run->nrows,
                                                  run->total.count);
-        grad_plot(run, &run->total, title, o->plot, &o->plot_opts);
+        grad_plot(run, &run->total, title, o->c.plot, &o->plot_opts);
         free(title);
     }
     if (o->report)
         grad_report(run, o->report, &o->plot_opts);
-    if (!o->quiet && !cli_is_stdout(o->json) && !cli_is_stdout(o->csv)) {
+    if (!o->c.quiet && !cli_is_stdout(o->c.json) && !cli_is_stdout(o->c.csv)) {
         grad_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
@@ -810,7 +817,7 @@ static void guard_outputs(const opts *o, const cli_files *fs)
 {
     for (size_t i = 0; i < fs->n; i++)
         outfile_protect(fs->v[i]);
-    const char *outs[4 + GRAD_REPORT_FILES] = {o->json, o->csv, o->plot, o->emit};
+    const char *outs[4 + GRAD_REPORT_FILES] = {o->c.json, o->c.csv, o->c.plot, o->emit};
     char *report[GRAD_REPORT_FILES] = {NULL};
     for (int k = 0; o->report && k < GRAD_REPORT_FILES; k++)
         outs[4 + k] = report[k] = cli_strf("%s/%s", o->report, grad_report_files[k]);
@@ -819,10 +826,58 @@ static void guard_outputs(const opts *o, const cli_files *fs)
         free(report[k]);
 }
 
-/* The options that take a value. */
-static const char *const with_value[] = {
-    "--formats", "--scale", "--margin", "--round", "--match", "--dtype", "--shape", "--json",
-    "--csv", "--plot", "--plot-size", "--report", "--threads", "--emit-partial", NULL};
+static void own_option(void *state, int key, char *const *v)
+{
+    opts *o = state;
+    switch (key) {
+    case OPT_SCALE:
+        parse_scale(o, v[0]);
+        o->scale_given = true;
+        break;
+    case OPT_LOGY: o->plot_opts.logy = true; break;
+    case OPT_REPORT: o->report = v[0]; break;
+    case OPT_NO_SQNR:
+        o->run.sqnr = false;
+        o->no_sqnr_given = true;
+        break;
+    case OPT_EMIT_PARTIAL: o->emit = v[0]; break;
+    case OPT_MERGE: o->merge = true; break;
+    case OPT_SHARDS: o->shards = true; break;
+    }
+}
+
+static const cli_tool tool = {
+    .name = TOOL,
+    .synopsis = synopsis,
+    .intro = CLI_PATHS_INTRO,
+    .opts = options,
+    .own = own_option,
+    .lookup = grad_mx_lookup,
+};
+
+/* Dies unless the options go together. */
+static void check_options(const opts *o)
+{
+    if (o->merge && o->emit)
+        cli_die(CLI_EXIT_USAGE, "--merge and --emit-partial: merge the partials, then emit none");
+    for (size_t k = 0; o->merge && k < sizeof analysis_options / sizeof analysis_options[0]; k++) {
+        int key = analysis_options[k];
+        bool given = key == OPT_SCALE       ? o->scale_given
+                     : key == OPT_NO_SQNR ? o->no_sqnr_given
+                                          : cli_given(&o->c, key);
+        if (given)
+            cli_die(CLI_EXIT_USAGE,
+                    "option %s does not apply to --merge: the partials hold how they were "
+                    "analysed",
+                    cli_option_name(&tool, key));
+    }
+    if (o->emit && o->run.autoscale)
+        cli_die(CLI_EXIT_USAGE, "--emit-partial cannot record --scale auto, which needs the "
+                                "whole dump's largest magnitude: use fpgrad-mpi, or give the "
+                                "scale");
+    if (cli_given(&o->c, CLI_MARGIN) && !o->run.autoscale)
+        cli_die(CLI_EXIT_USAGE, "option --margin applies to --scale auto only");
+}
 
 int main(int argc, char **argv)
 {
@@ -831,121 +886,31 @@ int main(int argc, char **argv)
     mpi_job_init(&argc, &argv);
 #endif
     opts o = {.plot_opts = {.width = 1000, .height = 600}};
-    o.run.round = FPK_RNE;
     o.run.sqnr = true;
     o.run.scale = 1;
-    o.run.nformats =
-        grad_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
-    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
-    int npaths = 0;
-    bool margin_given = false, shape_given = false, big_endian = false;
-    const char *dtype = NULL, *analysis_opt = NULL; /* the first, which --merge refuses */
-
-    cli_args a = {.argc = argc, .argv = argv, .tool = TOOL, .with_value = with_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND) {
-            paths[npaths++] = a.arg;
-            continue;
-        }
-        const char *name = a.name, *val = a.value;
-        static const char *const analysis[] = {"--formats", "--scale", "--margin", "--round",
-                                               "--match", "--dtype", "--shape", "--big-endian",
-                                               "--no-sqnr", NULL};
-        for (int k = 0; analysis[k] && !analysis_opt; k++)
-            if (strcmp(name, analysis[k]) == 0)
-                analysis_opt = analysis[k];
-        if (cli_help_version(name, TOOL, usage, help)) {
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--formats") == 0) {
-            o.run.nformats =
-                grad_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
-        } else if (strcmp(name, "--scale") == 0) {
-            parse_scale(&o, val);
-        } else if (strcmp(name, "--margin") == 0) {
-            o.run.margin = (int)cli_parse_int(name, val, 0, 64);
-            margin_given = true;
-        } else if (strcmp(name, "--round") == 0) {
-            o.run.round = cli_round(val);
-        } else if (strcmp(name, "--match") == 0) {
-            cli_parse_regex(name, val, &o.match, &o.has_match);
-        } else if (strcmp(name, "--dtype") == 0) {
-            dtype = val;
-        } else if (strcmp(name, "--shape") == 0) {
-            cli_parse_shape(name, val, &o.raw);
-            shape_given = true;
-        } else if (strcmp(name, "--big-endian") == 0) {
-            big_endian = true;
-        } else if (strcmp(name, "--json") == 0) {
-            o.json = val;
-        } else if (strcmp(name, "--csv") == 0) {
-            o.csv = val;
-        } else if (strcmp(name, "--plot") == 0) {
-            if (!gp_ext_ok(val))
-                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
-            o.plot = val;
-        } else if (strcmp(name, "--plot-size") == 0) {
-            cli_parse_size(name, val, &o.plot_opts.width, &o.plot_opts.height);
-        } else if (strcmp(name, "--logy") == 0) {
-            o.plot_opts.logy = true;
-        } else if (strcmp(name, "--report") == 0) {
-            o.report = val;
-        } else if (strcmp(name, "--threads") == 0) {
-            o.threads = cli_parse_threads(val);
-        } else if (strcmp(name, "--no-sqnr") == 0) {
-            o.run.sqnr = false;
-        } else if (strcmp(name, "--emit-partial") == 0) {
-            o.emit = val;
-        } else if (strcmp(name, "--merge") == 0) {
-            o.merge = true;
-        } else if (strcmp(name, "--shards") == 0) {
-            o.shards = true;
-        } else if (strcmp(name, "--quiet") == 0) {
-            o.quiet = true;
-        } else {
-            cli_unknown(&a);
-        }
-    }
-    if (!o.threads)
-        o.threads = cli_default_threads();
-
+    cli_common_init(&o.c);
+    o.c.nformats = grad_parse_formats("--formats", DEFAULT_FORMATS, o.c.formats, CLI_MAX_FORMATS);
+    cli_parse(&tool, &o.c, argc, argv, &o);
+    o.run.round = o.c.ctx.round;
+    o.run.margin = o.c.margin;
+    o.run.nformats = o.c.nformats;
+    memcpy(o.run.formats, o.c.formats, sizeof o.c.formats);
+    o.plot_opts.width = o.c.plot_width;
+    o.plot_opts.height = o.c.plot_height;
+    int npaths = o.c.noperands;
+    char **paths = o.c.operands;
     if (!npaths) {
-        free(paths);
-        return cli_usage(usage);
+        cli_common_free(&o.c);
+        return cli_usage_error(&tool);
     }
-    if (o.merge && o.emit)
-        cli_die(CLI_EXIT_USAGE, "--merge and --emit-partial: merge the partials, then emit none");
-    if (o.merge && analysis_opt)
-        cli_die(CLI_EXIT_USAGE,
-                "option %s does not apply to --merge: the partials hold how they were analysed",
-                analysis_opt);
-    if (o.emit && o.run.autoscale)
-        cli_die(CLI_EXIT_USAGE, "--emit-partial cannot record --scale auto, which needs the "
-                                "whole dump's largest magnitude: use fpgrad-mpi, or give the "
-                                "scale");
-    if (margin_given && !o.run.autoscale)
-        cli_die(CLI_EXIT_USAGE, "option --margin applies to --scale auto only");
-    if ((shape_given || big_endian) && !dtype)
-        cli_die(CLI_EXIT_USAGE, "options --shape and --big-endian describe raw files: give --dtype "
-                                "too");
-    if (dtype) {
-        if (!fpk_dtype_lookup(dtype, &o.raw.dtype))
-            cli_die(CLI_EXIT_USAGE,
-                    "unknown dtype \"%s\"; known dtypes: f64, f32, f16, bf16, "
-                    "e4m3, e5m2",
-                    dtype);
-        o.has_raw = true;
-        o.raw.big_endian = big_endian;
-    }
-    if (cli_is_stdout(o.json) && cli_is_stdout(o.csv))
-        cli_die(CLI_EXIT_USAGE, "--json - and --csv - cannot both write to standard output");
+    check_options(&o);
 #ifdef FPGRAD_MPI
     bool plots_here = mpi_job_rank() == 0; /* rank 0 writes everything */
 #else
     bool plots_here = true;
 #endif
-    if (o.plot && plots_here)
-        gp_check(o.plot, "hist.gp");
+    if (o.c.plot && plots_here)
+        gp_check(o.c.plot, "hist.gp");
     else if (o.report && plots_here && gp_program())
         free(gp_script("hist.gp"));
 
@@ -957,7 +922,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < npaths && !o.merge; i++) {
         struct stat st;
-        if (o.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+        if (o.c.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
             cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
                     paths[i]);
         cli_walk_files(paths[i], &fs);
@@ -965,8 +930,9 @@ int main(int argc, char **argv)
     guard_outputs(&o, &fs);
 #ifdef FPGRAD_MPI
     if (mpi_job_rank() != 0) { /* rank 0 writes everything */
-        o.quiet = true;
-        o.json = o.csv = o.plot = o.report = o.emit = NULL;
+        o.c.quiet = true;
+        o.c.json = o.c.csv = o.c.plot = NULL;
+        o.report = o.emit = NULL;
     }
 #endif
     if (o.merge)
@@ -985,8 +951,6 @@ int main(int argc, char **argv)
     grad_row_free(&o.run.total);
     free(o.run.rows);
     cli_files_free(&fs);
-    free(paths);
-    if (o.has_match)
-        regfree(&o.match);
+    cli_common_free(&o.c);
     return 0;
 }

@@ -142,6 +142,8 @@ void grad_group_shards(grad_run *run);
  * mxfp8_e4m3), mxfp8_e5m2, mxfp6 (e3m2; also mxfp6_e3m2), mxfp6_e2m3 and
  * mxfp4 (e2m1; also mxfp4_e2m1) besides the formats' own. */
 int grad_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max);
+/* The MX format called NAME (case-insensitive: mxfp8, mxfp6_e2m3, ...), or NULL. */
+const fpk_format *grad_mx_lookup(const char *name);
 /* The scale exponent of the block holding AMAX in the MX format F. */
 int grad_mx_scale_log2(const fpk_format *f, double amax);
 /* A tensor read again in pieces that end on block boundaries. */

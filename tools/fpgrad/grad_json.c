@@ -127,7 +127,7 @@ json_t *grad_json(const grad_run *run)
         json_array_append_new(formats, json_string(run->formats[j]->name));
     json_object_set_new(root, "tool", json_string("fpgrad"));
     json_object_set_new(root, "version", json_string(v));
-    json_object_set_new(root, "round", json_string(cli_round_name(run->round)));
+    json_object_set_new(root, "round", json_string(fpk_round_name(run->round)));
     json_object_set_new(root, "scale", json_real(run->scale));
     json_object_set_new(
         root, "auto",

@@ -52,8 +52,7 @@ static const fpk_format *mx_element(const fpk_format *f)
     return mx_names[mx_index(f)].elem;
 }
 
-/* The MX format called NAME (case-insensitive), or NULL. */
-static const fpk_format *mx_lookup(const char *name)
+const fpk_format *grad_mx_lookup(const char *name)
 {
     for (size_t i = 0; i < NMX; i++) {
         if (strcasecmp(name, mx_names[i].name) != 0 &&
@@ -69,7 +68,7 @@ static const fpk_format *mx_lookup(const char *name)
 
 int grad_parse_formats(const char *opt, const char *list, const fpk_format **formats, int max)
 {
-    return cli_parse_formats_with(opt, list, formats, max, mx_lookup);
+    return cli_parse_formats(opt, list, formats, max, grad_mx_lookup);
 }
 
 int grad_mx_scale_log2(const fpk_format *f, double amax)

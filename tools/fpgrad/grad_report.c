@@ -257,7 +257,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
             "; rounding %s; scale %s%s. Made by fpgrad (%s). Data: "
             "<a href=\"fpgrad.json\">fpgrad.json</a>, <a href=\"fpgrad.csv\">fpgrad.csv</a>."
             "</p>\n",
-            cli_round_name(run->round), scale,
+            fpk_round_name(run->round), scale,
             run->autoscale ? " (auto: statistics at 1, scales below)" : "", fpk_version());
     if (plots)
         fputs("<h2>Histogram of log2|x|, all tensors</h2>\n"

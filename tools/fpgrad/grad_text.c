@@ -145,7 +145,7 @@ void grad_text(const grad_run *run, FILE *out)
     fpk_format_shortest(&fpk_fp64, s, scale, sizeof scale);
     fprintf(out, "fpgrad: %zu tensor%s in %zu file%s, %" PRIu64 " elements; round %s, scale %s\n",
             run->nrows, run->nrows == 1 ? "" : "s", run->nfiles, run->nfiles == 1 ? "" : "s",
-            run->total.count, cli_round_name(run->round), scale);
+            run->total.count, fpk_round_name(run->round), scale);
     fprintf(out, "Percentages of the nonzero finite elements that round to zero, to a subnormal "
                  "and that overflow:\n");
     int sw = (int)shape_width(run);

@@ -12,33 +12,38 @@
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: fpinspect [--fmt NAME] [--round MODE] [--to FMT[,FMT...]|all] [--ftz]\n"
-    "                 [--saturate] [--json] [--threads N] VALUE...\n"
-    "       fpinspect [--json] [--round MODE] [--ftz] [--saturate] --info FMT\n"
-    "       fpinspect [--json] --table FMT | --formats\n";
+enum { OPT_JSON = CLI_OWN, OPT_INFO, OPT_TABLE, OPT_LIST_FORMATS };
 
-static const char help[] =
-    "VALUE is a bit pattern (0x3c00, 0b0011110000000000), a decimal (1.1, -3e-8),\n"
-    "a hexadecimal float (0x1.8p-3), inf, -inf or nan.\n"
-    "  --fmt NAME      format of VALUE (default fp32)\n"
-    "  --round MODE    rne (default), rna, rtz, rup, rdn, rod\n"
-    "  --to LIST       also convert into these formats (comma-separated, or all)\n"
-    "  --ftz           flush subnormal results to zero\n"
-    "  --saturate      overflow gives the largest finite value\n"
-    "  --json          one JSON object per value or report\n"
-    "  --threads N     as for every fpkit tool (1 to 1024); fpinspect's work, a\n"
-    "                  value at a time, needs one\n"
-    "  --info FMT      the format's parameters and rounding thresholds\n"
-    "  --table FMT     every encoding of a format of at most 8 bits\n"
-    "  --formats       the built-in formats side by side\n"
-    "  --help, --version\n";
+static const cli_opt options[] = {
+    {.key = CLI_FORMAT, .help = "format of VALUE (default fp32)"},
+    {.key = CLI_ROUND, .help = "rne (default), rna, rtz, rup, rdn, rod"},
+    {.key = CLI_TO},
+    {.key = CLI_FTZ},
+    {.key = CLI_SATURATE},
+    {.key = OPT_JSON, .name = "--json", .help = "one JSON object per value or report"},
+    {.key = CLI_THREADS,
+     .help = "as for every fpkit tool (1 to 1024); fpinspect's work, a value at a time, "
+             "needs one"},
+    {.key = OPT_INFO, .name = "--info", .value = "FMT",
+     .help = "the format's parameters and rounding thresholds"},
+    {.key = OPT_TABLE, .name = "--table", .value = "FMT",
+     .help = "every encoding of a format of at most 8 bits"},
+    {.key = OPT_LIST_FORMATS, .name = "--list-formats", .help = "the built-in formats side by side"},
+    {0},
+};
+
+static const char *const synopsis[] = {
+    "--format --round --to --ftz --saturate --json --threads VALUE...",
+    "--json --round --ftz --saturate !--info",
+    "--json !--table|--list-formats",
+    NULL,
+};
 
 /* The options that shape every report. */
 typedef struct opts {
     const fpk_format *fmt;
     fpk_ctx ctx; /* mode, ftz, saturate; flags always start at 0 */
-    const fpk_format *to[64];
+    const fpk_format *to[CLI_MAX_TO];
     int nto;
     bool json;
 } opts;
@@ -285,7 +290,7 @@ static json_t *conversions(const fpk_format *f, fpk_bits a, const opts *o, FILE 
     mpfr_inits2(64, x, z, (mpfr_ptr)0);
     value_of(x, f, a);
     if (!o->json)
-        fprintf(out, "  to (%s%s%s)\n", cli_round_name(o->ctx.round), o->ctx.ftz ? ", ftz" : "",
+        fprintf(out, "  to (%s%s%s)\n", fpk_round_name(o->ctx.round), o->ctx.ftz ? ", ftz" : "",
                 o->ctx.saturate ? ", saturate" : "");
     for (int i = 0; i < o->nto; i++) {
         const fpk_format *t = o->to[i];
@@ -414,13 +419,13 @@ static void inspect(const char *arg, const opts *o)
                           : dir < 0  ? "down"
                                      : "exact";
         if (o->json) {
-            rounding = json_pack("{s:s,s:s,s:s,s:o,s:o}", "mode", cli_round_name(o->ctx.round), "direction", how,
+            rounding = json_pack("{s:s,s:s,s:s,s:o,s:o}", "mode", fpk_round_name(o->ctx.round), "direction", how,
                                  "error", err_s, "rel_error", num_json(re), "flags", flags_json(c.flags));
         } else {
             fprintf(out, "input %s\n", arg);
             if (dir || to_nan || from_nan)
                 fprintf(out, "  rounded      %s into %s: %s, error %s (relative %.3e), flags %s\n",
-                        cli_round_name(o->ctx.round), f->name, how, err_s, re, fl);
+                        fpk_round_name(o->ctx.round), f->name, how, err_s, re, fl);
             else
                 fprintf(out, "  rounded      exactly representable in %s%s%s\n", f->name,
                         strcmp(fl, "-") ? ", flags " : "", strcmp(fl, "-") ? fl : "");
@@ -573,7 +578,7 @@ static void info(const fpk_format *f, const opts *o)
                               "min_subnormal", "bits", minsh, "value", minsv, "nan", nanh, "inf", infh,
                               "epsilon", "value", eps, "log2", -m, "unit_roundoff", "value", u, "log2", -m - 1,
                               "decimal_digits", digits, "normal_binades", binades, "subnormal_binades", m,
-                              "round", cli_round_name(o->ctx.round), "to_zero", "positive", z_pos, "negative", z_neg,
+                              "round", fpk_round_name(o->ctx.round), "to_zero", "positive", z_pos, "negative", z_neg,
                               "overflow", "positive", o_pos, "negative", o_neg);
         json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
         fputc('\n', stdout);
@@ -597,8 +602,8 @@ static void info(const fpk_format *f, const opts *o)
         printf("  unit roundoff    2^%d = %s\n", -m - 1, u);
         printf("  decimal digits   %.2f\n", digits);
         printf("  range            %d binades of normals, %d of subnormals\n", binades, m);
-        printf("  to zero (%s)    %s; negative: %s\n", cli_round_name(o->ctx.round), z_pos, z_neg);
-        printf("  overflow (%s)   %s; negative: %s\n", cli_round_name(o->ctx.round), o_pos, o_neg);
+        printf("  to zero (%s)    %s; negative: %s\n", fpk_round_name(o->ctx.round), z_pos, z_neg);
+        printf("  overflow (%s)   %s; negative: %s\n", fpk_round_name(o->ctx.round), o_pos, o_neg);
     }
     free(maxv), free(minnv), free(minsv), free(eps), free(u), free(maxh), free(minnh), free(minsh), free(nanh), free(infh);
     free(z_pos), free(z_neg), free(o_pos), free(o_neg);
@@ -686,27 +691,6 @@ static void formats(const opts *o)
     }
 }
 
-static void add_target(opts *o, const fpk_format *f)
-{
-    if (o->nto == (int)(sizeof o->to / sizeof o->to[0]))
-        cli_die(CLI_EXIT_USAGE, "--to: more than %d formats", (int)(sizeof o->to / sizeof o->to[0]));
-    o->to[o->nto++] = f;
-}
-
-static void add_targets(opts *o, const char *list)
-{
-    if (strcasecmp(list, "all") == 0) {
-        for (const fpk_format *const *f = fpk_formats; *f; f++)
-            add_target(o, *f);
-        return;
-    }
-    int n;
-    char **names = cli_split_names("--to", list, &n);
-    for (int k = 0; k < n; k++)
-        add_target(o, cli_format(names[k]));
-    free(names);
-}
-
 /* Whether ARG looks like a value rather than an option: "-3e-8", "-inf". */
 static bool is_value(const char *arg)
 {
@@ -716,6 +700,35 @@ static bool is_value(const char *arg)
     return isdigit((unsigned char)*p) || *p == '.' || strncasecmp(p, "inf", 3) == 0 || strcasecmp(p, "nan") == 0;
 }
 
+/* What the tool's own options set. */
+typedef struct own_opts {
+    bool json, list_formats;
+    const char *info, *table;
+} own_opts;
+
+static void own_option(void *state, int key, char *const *v)
+{
+    own_opts *o = state;
+    if (key == OPT_JSON)
+        o->json = true;
+    else if (key == OPT_INFO)
+        o->info = v[0];
+    else if (key == OPT_TABLE)
+        o->table = v[0];
+    else if (key == OPT_LIST_FORMATS)
+        o->list_formats = true;
+}
+
+static const cli_tool tool = {
+    .name = "fpinspect",
+    .synopsis = synopsis,
+    .intro = "VALUE is a bit pattern (0x3c00, 0b0011110000000000), a decimal (1.1, -3e-8), a "
+             "hexadecimal float (0x1.8p-3), inf, -inf or nan.",
+    .opts = options,
+    .own = own_option,
+    .is_operand = is_value,
+};
+
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
@@ -723,68 +736,29 @@ int main(int argc, char **argv)
      * of 2^(2^62) */
     mpfr_set_emax(mpfr_get_emax_max());
     mpfr_set_emin(mpfr_get_emin_min());
-    opts o = {.fmt = &fpk_fp32, .ctx = fpk_ctx_default()};
-    const char *info_fmt = NULL, *table_fmt = NULL;
-    bool list_formats = false;
-    const char **values = cli_xcalloc((size_t)argc, sizeof *values);
-    int nvalues = 0;
+    cli_common c;
+    cli_common_init(&c);
+    own_opts own = {0};
+    cli_parse(&tool, &c, argc, argv, &own);
+    if (c.ctx.round == FPK_SR)
+        cli_die(CLI_EXIT_USAGE, "--round sr: fpinspect shows deterministic roundings only");
+    opts o = {.fmt = c.format ? c.format : &fpk_fp32, .ctx = c.ctx, .json = own.json};
+    o.nto = c.nto;
+    memcpy(o.to, c.to, sizeof c.to);
 
-    static const char *const with_value[] = {"--fmt",  "--round",   "--to",
-                                             "--info", "--table", "--threads", NULL};
-    cli_args a = {.argc = argc,
-                  .argv = argv,
-                  .tool = "fpinspect",
-                  .with_value = with_value,
-                  .is_operand = is_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND) {
-            values[nvalues++] = a.arg;
-            continue;
-        }
-        const char *name = a.name, *val = a.value;
-        if (cli_help_version(name, "fpinspect", usage, help)) {
-            free(values);
-            return 0;
-        } else if (strcmp(name, "--fmt") == 0) {
-            o.fmt = cli_format(val);
-        } else if (strcmp(name, "--round") == 0) {
-            o.ctx.round = cli_round(val);
-            if (o.ctx.round == FPK_SR)
-                cli_die(CLI_EXIT_USAGE, "--round sr: fpinspect shows deterministic roundings only");
-        } else if (strcmp(name, "--to") == 0) {
-            add_targets(&o, val);
-        } else if (strcmp(name, "--info") == 0) {
-            info_fmt = val;
-        } else if (strcmp(name, "--table") == 0) {
-            table_fmt = val;
-        } else if (strcmp(name, "--formats") == 0) {
-            list_formats = true;
-        } else if (strcmp(name, "--ftz") == 0) {
-            o.ctx.ftz = true;
-        } else if (strcmp(name, "--saturate") == 0) {
-            o.ctx.saturate = true;
-        } else if (strcmp(name, "--json") == 0) {
-            o.json = true;
-        } else if (strcmp(name, "--threads") == 0) {
-            cli_parse_threads(val);
-        } else {
-            cli_unknown(&a);
-        }
+    if (!c.noperands && !own.info && !own.table && !own.list_formats) {
+        cli_common_free(&c);
+        return cli_usage_error(&tool);
     }
-
-    if (!nvalues && !info_fmt && !table_fmt && !list_formats) {
-        free(values);
-        return cli_usage(usage);
-    }
-    if (info_fmt)
-        info(cli_format(info_fmt), &o);
-    if (table_fmt)
-        table(cli_format(table_fmt), &o);
-    if (list_formats)
+    if (own.info)
+        info(cli_format(own.info), &o);
+    if (own.table)
+        table(cli_format(own.table), &o);
+    if (own.list_formats)
         formats(&o);
-    for (int i = 0; i < nvalues; i++)
-        inspect(values[i], &o);
-    free(values);
+    for (int i = 0; i < c.noperands; i++)
+        inspect(c.operands[i], &o);
+    cli_common_free(&c);
     if (fflush(stdout) != 0 || ferror(stdout))
         cli_die(CLI_EXIT_INTERNAL, "writing the output failed: %s", strerror(errno));
     return 0;

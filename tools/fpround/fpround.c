@@ -15,33 +15,37 @@
 #include "grad.h"
 #include "outfile.h"
 
-static const char usage[] =
-    "usage: fpround [--formats LIST] [--round LIST] [--seed N] [--seeds K]\n"
-    "               [--sum | --dot A B] [--match REGEX] [--dtype D] [--shape A,B,...]\n"
-    "               [--big-endian] [--json FILE] [--plot FILE] [--plot-size WxH]\n"
-    "               [--threads N] [--quiet] PATH...\n";
+enum { OPT_SUM = CLI_OWN, OPT_DOT };
 
-static const char help[] =
-    "PATH is a .npy or safetensors file, a raw file (with --dtype), or a directory\n"
-    "searched for *.npy and *.safetensors.\n"
-    "  --formats LIST   formats to round into (default fp16,bf16,e4m3,e5m2)\n"
-    "  --round LIST     rounding modes: rne rna rtz rup rdn rod sr (default rne;\n"
-    "                   rne,sr with --sum or --dot)\n"
-    "  --seed N         the first stochastic-rounding seed (default 0)\n"
-    "  --seeds K        --sum, --dot: stochastic sums with K seeds (default 16)\n"
-    "  --sum            accumulate each tensor in each format: sequential,\n"
-    "                   pairwise, Kahan, against the exact sum\n"
-    "  --dot A B        the dot product of the tensors named A and B\n"
-    "  --match REGEX    only tensors whose name matches (POSIX extended regex)\n"
-    "  --dtype D        read every PATH as a raw file of D (f64 f32 f16 bf16 e4m3 e5m2)\n"
-    "  --shape A,B,...  the raw files' shape (default: one dimension)\n"
-    "  --big-endian     the raw files' elements are big-endian\n"
-    "  --json FILE      the report as JSON (- for standard output)\n"
-    "  --plot FILE      the error histogram, or the running sums, .png or .svg\n"
-    "  --plot-size WxH  its size (default 1000x600)\n"
-    "  --threads N      threads rounding the elements (default: all its CPUs)\n"
-    "  --quiet          no table on standard output\n"
-    "  --help, --version\n";
+static const cli_opt options[] = {
+    {.key = CLI_FORMATS, .help = "formats to round into (default fp16,bf16,e4m3,e5m2)"},
+    {.key = CLI_ROUND, .value = "LIST",
+     .help = "rounding modes: rne rna rtz rup rdn rod sr (default rne; rne,sr with --sum or "
+             "--dot)"},
+    {.key = CLI_SEED},
+    {.key = CLI_SEEDS, .help = "--sum, --dot: stochastic sums with K seeds (default 16)"},
+    {.key = OPT_SUM, .name = "--sum",
+     .help = "accumulate each tensor in each format: sequential, pairwise, Kahan, against the "
+             "exact sum"},
+    {.key = OPT_DOT, .name = "--dot", .value = "A B", .nvalues = 2,
+     .help = "the dot product of the tensors named A and B"},
+    {.key = CLI_MATCH},
+    {.key = CLI_DTYPE},
+    {.key = CLI_SHAPE},
+    {.key = CLI_BIG_ENDIAN},
+    {.key = CLI_JSON},
+    {.key = CLI_PLOT, .help = "the error histogram, or the running sums, .png or .svg"},
+    {.key = CLI_PLOT_SIZE},
+    {.key = CLI_THREADS, .help = "threads rounding the elements (default: all its CPUs)"},
+    {.key = CLI_QUIET},
+    {0},
+};
+
+static const char *const synopsis[] = {
+    "--formats --round --seed --seeds --sum|--dot --match --dtype --shape --big-endian --json "
+    "--plot --plot-size --threads --quiet PATH...",
+    NULL,
+};
 
 #define CHUNK ((size_t)1 << 20) /* elements read at once */
 #define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
@@ -53,15 +57,9 @@ static const char help[] =
 
 typedef struct opts {
     fr_run run;
-    regex_t match;
-    bool has_match, round_given;
-    fpk_raw_spec raw;
-    bool has_raw;
+    cli_common c;
+    bool sum;
     const char *dot_a, *dot_b;
-    const char *json, *plot;
-    int width, height;
-    int threads;
-    bool quiet;
 } opts;
 
 /* A tensor to read: file FILE, tensor TENSOR of it. */
@@ -89,27 +87,11 @@ bool fr_fp32_holds(const fpk_format *f)
            f->emax <= fpk_fp32.emax;
 }
 
-static void parse_rounds(opts *o, const char *list)
-{
-    fr_run *run = &o->run;
-    int count;
-    char **names = cli_split_names("--round", list, &count);
-    run->nmodes = 0;
-    for (int k = 0; k < count; k++) {
-        fpk_round m = cli_round(names[k]);
-        for (int j = 0; j < run->nmodes; j++)
-            if (run->modes[j] == m)
-                cli_die(CLI_EXIT_USAGE, "option --round: %s is named twice", fpk_round_name(m));
-        run->modes[run->nmodes++] = m;
-    }
-    free(names);
-}
-
 static fpk_dump *open_dump(const opts *o, const char *path)
 {
     fpk_dump *d;
     fpk_error err;
-    if (fpk_dump_open(path, o->has_raw ? &o->raw : NULL, &d, &err) != FPK_OK)
+    if (fpk_dump_open(path, o->c.has_raw ? &o->c.raw : NULL, &d, &err) != FPK_OK)
         cli_die_error(&err);
     return d;
 }
@@ -146,7 +128,7 @@ static where *list_tensors(opts *o, const cli_files *fs)
                 is_a = strcmp(ten->name, o->dot_a) == 0;
                 is_b = strcmp(ten->name, o->dot_b) == 0;
             } else {
-                is_a = !o->has_match || regexec(&o->match, ten->name, 0, NULL, 0) == 0;
+                is_a = !o->c.has_match || regexec(&o->c.match, ten->name, 0, NULL, 0) == 0;
             }
             if (na == cap || nb == cap) {
                 cap *= 2;
@@ -335,7 +317,7 @@ static void measure_errors(const opts *o, const cli_files *fs, const where *w, s
                 c.sr_seed = run->seed;
                 c.sr_counter = first;
                 const fpk_format *f = run->formats[j];
-                fpk_array_convert(f, q, FPK_DTYPE_F64, buf, n, &c, o->threads);
+                fpk_array_convert(f, q, FPK_DTYPE_F64, buf, n, &c, o->c.threads);
                 fr_err *e = &r->err[j][m];
                 for (size_t k = 0; k < n; k++)
                     if (isfinite(buf[k]) && buf[k] != 0)
@@ -643,7 +625,7 @@ static void analyse(opts *o, const cli_files *fs)
             double *x = read_all(o, fs, dot ? w[2 * i] : w[i], r->count);
             double *y = dot ? read_all(o, fs, w[2 * i + 1], r->count) : NULL;
             count_kinds(r, x, y, (size_t)r->count);
-            if (i == 0 && o->plot)
+            if (i == 0 && o->c.plot)
                 plan_plot(run, x, y);
             accumulate(run, i, x, y);
             free(x);
@@ -664,19 +646,19 @@ static void guard_outputs(const opts *o, const cli_files *fs)
 {
     for (size_t i = 0; i < fs->n; i++)
         outfile_protect(fs->v[i]);
-    const char *outs[] = {o->json, o->plot};
+    const char *outs[] = {o->c.json, o->c.plot};
     outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
 
 static void write_outputs(const opts *o)
 {
     const fr_run *run = &o->run;
-    if (o->json) {
-        outfile_json(o->json, fr_json(run));
+    if (o->c.json) {
+        outfile_json(o->c.json, fr_json(run));
     }
-    if (o->plot)
-        fr_plot(run, o->plot, o->width, o->height);
-    if (!o->quiet && !cli_is_stdout(o->json)) {
+    if (o->c.plot)
+        fr_plot(run, o->c.plot, o->c.plot_width, o->c.plot_height);
+    if (!o->c.quiet && !cli_is_stdout(o->c.json)) {
         fr_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
@@ -704,116 +686,70 @@ static void free_run(fr_run *run)
     free(run->exact_running);
 }
 
-/* The options that take a value. */
-static const char *const with_value[] = {
-    "--formats", "--round", "--seed", "--seeds", "--match", "--dtype", "--shape", "--json",
-    "--plot", "--plot-size", "--threads", NULL};
+static void own_option(void *state, int key, char *const *v)
+{
+    opts *o = state;
+    if (key == OPT_SUM) {
+        o->sum = true;
+    } else if (key == OPT_DOT) {
+        o->dot_a = v[0];
+        o->dot_b = v[1];
+    }
+}
+
+static const cli_tool tool = {
+    .name = "fpround",
+    .synopsis = synopsis,
+    .intro = CLI_PATHS_INTRO,
+    .opts = options,
+    .own = own_option,
+    .max_rounds = FPK_ROUND_COUNT,
+};
 
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.width = 1000, .height = 600};
+    opts o = {0};
     fr_run *run = &o.run;
-    run->kind = FR_ERROR;
-    run->seeds = 16;
-    o.run.nformats =
-        cli_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
-    parse_rounds(&o, "rne");
-    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
-    int npaths = 0;
-    bool shape_given = false, big_endian = false, seeds_given = false, sum = false;
-    const char *dtype = NULL;
-
-    cli_args a = {.argc = argc, .argv = argv, .tool = "fpround", .with_value = with_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND) {
-            paths[npaths++] = a.arg;
-            continue;
-        }
-        const char *name = a.name, *val = a.value;
-        if (cli_help_version(name, "fpround", usage, help)) {
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--formats") == 0) {
-            o.run.nformats =
-                cli_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
-        } else if (strcmp(name, "--round") == 0) {
-            parse_rounds(&o, val);
-            o.round_given = true;
-        } else if (strcmp(name, "--seed") == 0) {
-            run->seed = (uint64_t)cli_parse_int(name, val, 0, INT64_MAX);
-        } else if (strcmp(name, "--seeds") == 0) {
-            run->seeds = (int)cli_parse_int(name, val, 1, 100000);
-            seeds_given = true;
-        } else if (strcmp(name, "--sum") == 0) {
-            sum = true;
-        } else if (strcmp(name, "--dot") == 0) {
-            if (a.i + 2 >= argc)
-                cli_die(CLI_EXIT_USAGE, "option --dot needs two tensor names (see fpround --help)");
-            o.dot_a = argv[++a.i];
-            o.dot_b = argv[++a.i];
-        } else if (strcmp(name, "--match") == 0) {
-            cli_parse_regex(name, val, &o.match, &o.has_match);
-        } else if (strcmp(name, "--dtype") == 0) {
-            dtype = val;
-        } else if (strcmp(name, "--shape") == 0) {
-            cli_parse_shape(name, val, &o.raw);
-            shape_given = true;
-        } else if (strcmp(name, "--big-endian") == 0) {
-            big_endian = true;
-        } else if (strcmp(name, "--json") == 0) {
-            o.json = val;
-        } else if (strcmp(name, "--plot") == 0) {
-            if (!gp_ext_ok(val))
-                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
-            o.plot = val;
-        } else if (strcmp(name, "--plot-size") == 0) {
-            cli_parse_size(name, val, &o.width, &o.height);
-        } else if (strcmp(name, "--threads") == 0) {
-            o.threads = cli_parse_threads(val);
-        } else if (strcmp(name, "--quiet") == 0) {
-            o.quiet = true;
-        } else {
-            cli_unknown(&a);
-        }
+    cli_common_init(&o.c);
+    o.c.seeds = 16;
+    o.c.nformats = cli_parse_formats("--formats", DEFAULT_FORMATS, o.c.formats, CLI_MAX_FORMATS,
+                                     NULL);
+    cli_parse(&tool, &o.c, argc, argv, &o);
+    if (!o.c.noperands) {
+        cli_common_free(&o.c);
+        return cli_usage_error(&tool);
     }
-    if (!o.threads)
-        o.threads = cli_default_threads();
-
-    if (!npaths) {
-        free(paths);
-        return cli_usage(usage);
-    }
-    if (sum && o.dot_a)
+    if (o.sum && o.dot_a)
         cli_die(CLI_EXIT_USAGE, "options --sum and --dot exclude each other");
-    if (o.dot_a && o.has_match)
+    if (o.dot_a && o.c.has_match)
         cli_die(CLI_EXIT_USAGE, "option --match does not apply to --dot, which names its tensors");
-    run->kind = sum ? FR_SUM : o.dot_a ? FR_DOT : FR_ERROR;
-    if (seeds_given && run->kind == FR_ERROR)
+    run->kind = o.sum ? FR_SUM : o.dot_a ? FR_DOT : FR_ERROR;
+    if (cli_given(&o.c, CLI_SEEDS) && run->kind == FR_ERROR)
         cli_die(CLI_EXIT_USAGE, "option --seeds applies to --sum and --dot only");
-    if (run->kind != FR_ERROR && !o.round_given)
-        parse_rounds(&o, "rne,sr");
-    if (run->kind != FR_ERROR)
-        cli_need_zero(sum ? "--sum" : "--dot", run->formats, run->nformats, "a sum");
-    if ((shape_given || big_endian) && !dtype)
-        cli_die(CLI_EXIT_USAGE, "options --shape and --big-endian describe raw files: give --dtype too");
-    if (dtype) {
-        if (!fpk_dtype_lookup(dtype, &o.raw.dtype))
-            cli_die(CLI_EXIT_USAGE,
-                    "unknown dtype \"%s\"; known dtypes: f64, f32, f16, bf16, e4m3, e5m2", dtype);
-        o.has_raw = true;
-        o.raw.big_endian = big_endian;
+    run->nformats = o.c.nformats;
+    memcpy(run->formats, o.c.formats, sizeof o.c.formats);
+    run->seed = o.c.seed;
+    run->seeds = o.c.seeds;
+    if (run->kind != FR_ERROR && !cli_given(&o.c, CLI_ROUND)) {
+        o.c.rounds[0] = FPK_RNE;
+        o.c.rounds[1] = FPK_SR;
+        o.c.nrounds = 2;
     }
-    if (o.plot)
-        gp_check(o.plot, "fpround.gp");
+    run->nmodes = o.c.nrounds;
+    memcpy(run->modes, o.c.rounds, sizeof o.c.rounds);
+    if (run->kind != FR_ERROR)
+        cli_need_zero(o.sum ? "--sum" : "--dot", run->formats, run->nformats, "a sum");
+    if (o.c.plot)
+        gp_check(o.c.plot, "fpround.gp");
 
     cli_files fs = {0};
-    for (int i = 0; i < npaths; i++) {
+    for (int i = 0; i < o.c.noperands; i++) {
         struct stat st;
-        if (o.has_raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+        if (o.c.has_raw && stat(o.c.operands[i], &st) == 0 && S_ISDIR(st.st_mode))
             cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
-                    paths[i]);
-        cli_walk_files(paths[i], &fs);
+                    o.c.operands[i]);
+        cli_walk_files(o.c.operands[i], &fs);
     }
     guard_outputs(&o, &fs);
     analyse(&o, &fs);
@@ -821,8 +757,6 @@ int main(int argc, char **argv)
 
     free_run(run);
     cli_files_free(&fs);
-    free(paths);
-    if (o.has_match)
-        regfree(&o.match);
+    cli_common_free(&o.c);
     return 0;
 }

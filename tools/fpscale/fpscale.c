@@ -14,68 +14,63 @@
 #include "grad.h"
 #include "outfile.h"
 
-static const char usage[] =
-    "usage: fpscale [--format F] [--init-scale S] [--growth-factor G]\n"
-    "               [--backoff-factor B] [--growth-interval N]\n"
-    "               [--fp8 [--fp8-format F] [--history H] [--margin M]]\n"
-    "               [--match REGEX] [--grads-scaled] [--json FILE] [--plot FILE]\n"
-    "               [--plot-size WxH] [--threads N] [--quiet] PATH...\n";
+enum {
+    OPT_INIT_SCALE = CLI_OWN,
+    OPT_GROWTH_FACTOR,
+    OPT_BACKOFF_FACTOR,
+    OPT_GROWTH_INTERVAL,
+    OPT_FP8,
+    OPT_FP8_FORMAT,
+    OPT_HISTORY,
+    OPT_GRADS_SCALED,
+};
 
-static const char help[] =
-    "Each PATH is a dump file (.npy or safetensors), one step, or a directory\n"
-    "searched for them; steps are ordered by __metadata__ step, else by the\n"
-    "number in the file name.\n"
-    "Dynamic loss scaling (default), as PyTorch's GradScaler:\n"
-    "  --format F          the gradients' format (default fp16)\n"
-    "  --init-scale S      the first scale (default 2^16)\n"
-    "  --growth-factor G   multiply the scale by G (default 2) after\n"
-    "  --growth-interval N N steps in a row without overflow (default 2000)\n"
-    "  --backoff-factor B  multiply it by B (default 0.5) on a skipped step\n"
-    "FP8 delayed scaling, per tensor, as Transformer Engine:\n"
-    "  --fp8               replay FP8 delayed scaling instead\n"
-    "  --fp8-format F      e4m3 (default) or e5m2\n"
-    "  --history H         amax history length (default 1024)\n"
-    "  --margin M          divide the scale by 2^M (default 0)\n"
-    "Both:\n"
-    "  --match REGEX       tensors whose name matches (default ^grad/)\n"
-    "  --grads-scaled      the dumps hold gradients times their loss_scale:\n"
-    "                      divide by it first\n"
-    "  --json FILE         the replay as JSON (- for standard output)\n"
-    "  --plot FILE         the scale trajectory, .png or .svg\n"
-    "  --plot-size WxH     its size (default 1000x600)\n"
-    "  --threads N         threads per tensor (default: all its CPUs)\n"
-    "  --quiet             no table on standard output\n"
-    "  --help, --version\n";
+static const cli_opt options[] = {
+    {.key = CLI_HEADING, .help = "Dynamic loss scaling (default), as PyTorch's GradScaler:"},
+    {.key = CLI_FORMAT, .help = "the gradients' format (default fp16)"},
+    {.key = OPT_INIT_SCALE, .name = "--init-scale", .value = "S",
+     .help = "the first scale (default 2^16)"},
+    {.key = OPT_GROWTH_FACTOR, .name = "--growth-factor", .value = "G",
+     .help = "multiply the scale by G (default 2) after"},
+    {.key = OPT_GROWTH_INTERVAL, .name = "--growth-interval", .value = "N",
+     .help = "N steps in a row without overflow (default 2000)"},
+    {.key = OPT_BACKOFF_FACTOR, .name = "--backoff-factor", .value = "B",
+     .help = "multiply it by B (default 0.5) on a skipped step"},
+    {.key = CLI_HEADING, .help = "FP8 delayed scaling, per tensor, as Transformer Engine:"},
+    {.key = OPT_FP8, .name = "--fp8", .help = "replay FP8 delayed scaling instead"},
+    {.key = OPT_FP8_FORMAT, .name = "--fp8-format", .value = "FMT",
+     .help = "e4m3 (default) or e5m2"},
+    {.key = OPT_HISTORY, .name = "--history", .value = "H",
+     .help = "amax history length (default 1024)"},
+    {.key = CLI_MARGIN, .help = "divide the scale by 2^M (default 0)"},
+    {.key = CLI_HEADING, .help = "Both:"},
+    {.key = CLI_MATCH, .help = "tensors whose name matches (default ^grad/)"},
+    {.key = OPT_GRADS_SCALED, .name = "--grads-scaled",
+     .help = "the dumps hold gradients times their loss_scale: divide by it first"},
+    {.key = CLI_JSON, .help = "the replay as JSON (- for standard output)"},
+    {.key = CLI_PLOT, .help = "the scale trajectory, .png or .svg"},
+    {.key = CLI_PLOT_SIZE},
+    {.key = CLI_THREADS, .help = "threads per tensor (default: all its CPUs)"},
+    {.key = CLI_QUIET},
+    {0},
+};
+
+static const char *const synopsis[] = {
+    "--format --init-scale --growth-factor --backoff-factor --growth-interval --match "
+    "--grads-scaled --json --plot --plot-size --threads --quiet PATH...",
+    "!--fp8 --fp8-format --history --margin --match --grads-scaled --json --plot --plot-size "
+    "--threads --quiet PATH...",
+    NULL,
+};
 
 #define DEFAULT_MATCH "^grad/"
 
 typedef struct opts {
     scale_run run;
-    regex_t re;
-    const char *json, *plot;
-    int width, height;
-    int threads;
-    bool quiet;
+    cli_common c;
+    const fpk_format *fp8_format;
+    bool own_given[OPT_GRADS_SCALED - CLI_OWN + 1];
 } opts;
-
-/* S as a double: "2^K" or a number read exactly as the nearest double;
- * finite and positive, or an exit with status 2. */
-static double parse_number(const char *opt, const char *s)
-{
-    fpk_bits bits;
-    if (s[0] == '2' && s[1] == '^') {
-        int k = (int)cli_parse_int(opt, s + 2, -1074, 1023);
-        return fpk_to_double(&fpk_fp64,
-                             k >= -1022 ? (fpk_bits)(k + 1023) << 52 : (fpk_bits)1 << (k + 1074));
-    }
-    fpk_error err;
-    if (fpk_parse(&fpk_fp64, s, &bits, NULL, &err) != FPK_OK)
-        cli_die(CLI_EXIT_USAGE, "option %s: %s; give a number or 2^K", opt, err.msg);
-    fpk_class k = fpk_classify(&fpk_fp64, bits);
-    if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not a finite positive number", opt, s);
-    return fpk_to_double(&fpk_fp64, bits);
-}
 
 /* A step number: decimal digits only (leading zeros allowed), within
  * int64; false otherwise. */
@@ -243,7 +238,7 @@ static fpk_dump *open_step(const scale_file *f)
 
 static bool matches(const opts *o, const fpk_tensor *t)
 {
-    return regexec(&o->re, t->name, 0, NULL, 0) == 0;
+    return regexec(&o->c.match, t->name, 0, NULL, 0) == 0;
 }
 
 static void no_tensor(const opts *o, const fpk_dump *d, const scale_file *f)
@@ -285,7 +280,7 @@ static void replay_loss(opts *o)
         for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
             if (!matches(o, fpk_dump_tensor(d, t)))
                 continue;
-            tensor_stats(d, t, run->format, eff, false, s, o->threads);
+            tensor_stats(d, t, run->format, eff, false, s, o->c.threads);
             scale_counts c;
             counts_of(&c, s);
             if (zero) {
@@ -409,7 +404,7 @@ static void replay_fp8(opts *o)
             e->name = h->name;
             fp8_scale(run, h, e);
             double eff = exact_div(scale_f32(e->scale), f->loss_scale, f->path);
-            tensor_stats(d, t, run->format, eff, true, s, o->threads);
+            tensor_stats(d, t, run->format, eff, true, s, o->c.threads);
             counts_of(&e->c, s);
             /* The amax recorded: of the unscaled gradient, inf if any
              * element is inf or NaN. */
@@ -442,139 +437,123 @@ static void guard_outputs(const opts *o)
 {
     for (size_t i = 0; i < o->run.nfiles; i++)
         outfile_protect(o->run.files[i].path);
-    const char *outs[] = {o->json, o->plot};
+    const char *outs[] = {o->c.json, o->c.plot};
     outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
 
 static void write_outputs(const opts *o)
 {
-    if (o->json) {
-        outfile_json(o->json, scale_json(&o->run));
+    if (o->c.json) {
+        outfile_json(o->c.json, scale_json(&o->run));
     }
-    if (o->plot)
-        scale_plot(&o->run, o->plot, o->width, o->height);
-    if (!o->quiet && !cli_is_stdout(o->json)) {
+    if (o->c.plot)
+        scale_plot(&o->run, o->c.plot, o->c.plot_width, o->c.plot_height);
+    if (!o->c.quiet && !cli_is_stdout(o->c.json)) {
         scale_text(&o->run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     }
 }
 
-/* The options that take a value. */
-static const char *const with_value[] = {
-    "--format", "--init-scale", "--growth-factor", "--backoff-factor", "--growth-interval",
-    "--fp8-format", "--history", "--margin", "--match", "--json", "--plot", "--plot-size",
-    "--threads", NULL};
+static void own_option(void *state, int key, char *const *v)
+{
+    opts *o = state;
+    scale_run *run = &o->run;
+    o->own_given[key - CLI_OWN] = true;
+    switch (key) {
+    case OPT_INIT_SCALE: {
+        /* GradScaler keeps the scale in a float32 tensor. */
+        fpk_ctx c = fpk_ctx_default();
+        run->init_scale = fpk_from_double(&fpk_fp32, cli_parse_positive("--init-scale", v[0], NULL), &c);
+        fpk_class k = fpk_classify(&fpk_fp32, run->init_scale);
+        if (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL)
+            cli_die(CLI_EXIT_USAGE, "option --init-scale: \"%s\" is 0 or infinite in float32", v[0]);
+        break;
+    }
+    case OPT_GROWTH_FACTOR:
+        run->growth_factor = cli_parse_positive("--growth-factor", v[0], NULL);
+        if (!(run->growth_factor > 1))
+            cli_die(CLI_EXIT_USAGE, "option --growth-factor: \"%s\" is not above 1", v[0]);
+        break;
+    case OPT_BACKOFF_FACTOR:
+        run->backoff_factor = cli_parse_positive("--backoff-factor", v[0], NULL);
+        if (!(run->backoff_factor < 1))
+            cli_die(CLI_EXIT_USAGE, "option --backoff-factor: \"%s\" is not below 1", v[0]);
+        break;
+    case OPT_GROWTH_INTERVAL:
+        run->growth_interval = cli_parse_int("--growth-interval", v[0], 1, INT32_MAX);
+        break;
+    case OPT_FP8: run->fp8 = true; break;
+    case OPT_FP8_FORMAT:
+        o->fp8_format = cli_format(v[0]);
+        if (o->fp8_format->width > 8)
+            cli_die(CLI_EXIT_USAGE, "option --fp8-format: %s is not an 8-bit format",
+                    o->fp8_format->name);
+        break;
+    case OPT_HISTORY: run->history = (long)cli_parse_int("--history", v[0], 1, 1000000); break;
+    case OPT_GRADS_SCALED: run->grads_scaled = true; break;
+    }
+}
 
-/* Options of one mode only, and whether they were given. */
-enum { O_FORMAT, O_INIT, O_GROWTH, O_BACKOFF, O_INTERVAL, O_FP8FORMAT, O_HISTORY, O_MARGIN, O_N };
-static const char *const mode_opt[O_N] = {
-    "--format",          "--init-scale", "--growth-factor", "--backoff-factor",
-    "--growth-interval", "--fp8-format", "--history",       "--margin"};
+static const cli_tool tool = {
+    .name = "fpscale",
+    .synopsis = synopsis,
+    .intro = "Each PATH is a dump file (.npy or safetensors), one step, or a directory searched "
+             "for them; steps are ordered by __metadata__ step, else by the number in the file "
+             "name.",
+    .opts = options,
+    .own = own_option,
+};
+
+/* The options of one mode only: those of loss scaling, then those of --fp8. */
+static const int loss_only[] = {CLI_FORMAT, OPT_INIT_SCALE, OPT_GROWTH_FACTOR, OPT_BACKOFF_FACTOR,
+                                OPT_GROWTH_INTERVAL};
+static const int fp8_only[] = {OPT_FP8_FORMAT, OPT_HISTORY, CLI_MARGIN};
+
+static bool given(const opts *o, int key)
+{
+    return key >= CLI_OWN ? o->own_given[key - CLI_OWN] : cli_given(&o->c, key);
+}
 
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    opts o = {.width = 1000, .height = 600};
+    opts o = {.fp8_format = &fpk_e4m3};
     scale_run *run = &o.run;
     run->format = &fpk_fp16;
-    run->match = DEFAULT_MATCH;
     run->growth_factor = 2;
     run->backoff_factor = 0.5;
     run->growth_interval = 2000;
     run->history = 1024;
     run->init_scale = scale_f32_int(65536);
-    const fpk_format *fp8_format = &fpk_e4m3;
-    bool given[O_N] = {false};
-    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
-    int npaths = 0;
-
-    cli_args a = {.argc = argc, .argv = argv, .tool = "fpscale", .with_value = with_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND) {
-            paths[npaths++] = a.arg;
-            continue;
-        }
-        const char *name = a.name, *val = a.value;
-        for (int k = 0; k < O_N; k++)
-            if (strcmp(name, mode_opt[k]) == 0)
-                given[k] = true;
-        if (cli_help_version(name, "fpscale", usage, help)) {
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--format") == 0) {
-            run->format = cli_format(val);
-        } else if (strcmp(name, "--init-scale") == 0) {
-            /* GradScaler keeps the scale in a float32 tensor. */
-            fpk_ctx c = fpk_ctx_default();
-            run->init_scale = fpk_from_double(&fpk_fp32, parse_number(name, val), &c);
-            fpk_class k = fpk_classify(&fpk_fp32, run->init_scale);
-            if (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL)
-                cli_die(CLI_EXIT_USAGE, "option --init-scale: \"%s\" is 0 or infinite in float32",
-                        val);
-        } else if (strcmp(name, "--growth-factor") == 0) {
-            run->growth_factor = parse_number(name, val);
-            if (!(run->growth_factor > 1))
-                cli_die(CLI_EXIT_USAGE, "option --growth-factor: \"%s\" is not above 1", val);
-        } else if (strcmp(name, "--backoff-factor") == 0) {
-            run->backoff_factor = parse_number(name, val);
-            if (!(run->backoff_factor < 1))
-                cli_die(CLI_EXIT_USAGE, "option --backoff-factor: \"%s\" is not below 1", val);
-        } else if (strcmp(name, "--growth-interval") == 0) {
-            run->growth_interval = cli_parse_int(name, val, 1, INT32_MAX);
-        } else if (strcmp(name, "--fp8") == 0) {
-            run->fp8 = true;
-        } else if (strcmp(name, "--fp8-format") == 0) {
-            fp8_format = cli_format(val);
-            if (fp8_format->width > 8)
-                cli_die(CLI_EXIT_USAGE, "option --fp8-format: %s is not an 8-bit format",
-                        fp8_format->name);
-        } else if (strcmp(name, "--history") == 0) {
-            run->history = (long)cli_parse_int(name, val, 1, 1000000);
-        } else if (strcmp(name, "--margin") == 0) {
-            run->margin = (int)cli_parse_int(name, val, 0, 16);
-        } else if (strcmp(name, "--match") == 0) {
-            run->match = val;
-        } else if (strcmp(name, "--grads-scaled") == 0) {
-            run->grads_scaled = true;
-        } else if (strcmp(name, "--json") == 0) {
-            o.json = val;
-        } else if (strcmp(name, "--plot") == 0) {
-            if (!gp_ext_ok(val))
-                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
-            o.plot = val;
-        } else if (strcmp(name, "--plot-size") == 0) {
-            cli_parse_size(name, val, &o.width, &o.height);
-        } else if (strcmp(name, "--threads") == 0) {
-            o.threads = cli_parse_threads(val);
-        } else if (strcmp(name, "--quiet") == 0) {
-            o.quiet = true;
-        } else {
-            cli_unknown(&a);
-        }
+    cli_common_init(&o.c);
+    cli_parse(&tool, &o.c, argc, argv, &o);
+    if (!o.c.noperands) {
+        cli_common_free(&o.c);
+        return cli_usage_error(&tool);
     }
-    if (!o.threads)
-        o.threads = cli_default_threads();
-
-    if (!npaths) {
-        free(paths);
-        return cli_usage(usage);
-    }
-    for (int k = 0; k < O_N; k++) {
-        bool fp8_only = k >= O_FP8FORMAT;
-        if (given[k] && fp8_only != run->fp8)
-            cli_die(CLI_EXIT_USAGE, "option %s applies to %s only", mode_opt[k],
-                    fp8_only ? "--fp8" : "loss scaling (not --fp8)");
-    }
+    for (size_t k = 0; k < sizeof loss_only / sizeof loss_only[0]; k++)
+        if (given(&o, loss_only[k]) && run->fp8)
+            cli_die(CLI_EXIT_USAGE, "option %s applies to loss scaling (not --fp8) only",
+                    cli_option_name(&tool, loss_only[k]));
+    for (size_t k = 0; k < sizeof fp8_only / sizeof fp8_only[0]; k++)
+        if (given(&o, fp8_only[k]) && !run->fp8)
+            cli_die(CLI_EXIT_USAGE, "option %s applies to --fp8 only",
+                    cli_option_name(&tool, fp8_only[k]));
+    if (o.c.format)
+        run->format = o.c.format;
     if (run->fp8)
-        run->format = fp8_format;
-    cli_parse_regex("--match", run->match, &o.re, NULL);
-    if (o.plot)
-        gp_check(o.plot, "fpscale.gp");
+        run->format = o.fp8_format;
+    run->margin = o.c.margin;
+    if (!o.c.has_match)
+        cli_set_match(&o.c, DEFAULT_MATCH);
+    run->match = o.c.match_text;
+    if (o.c.plot)
+        gp_check(o.c.plot, "fpscale.gp");
 
     cli_files fs = {0};
-    for (int i = 0; i < npaths; i++)
-        cli_walk_files(paths[i], &fs);
+    for (int i = 0; i < o.c.noperands; i++)
+        cli_walk_files(o.c.operands[i], &fs);
     if (!fs.n)
         cli_die(CLI_EXIT_USAGE, "no dumps found: the paths hold no .npy or safetensors files");
     list_steps(run, &fs);
@@ -597,7 +576,6 @@ int main(int argc, char **argv)
     free(run->loss);
     free(run->files);
     free(fs.v);
-    free(paths);
-    regfree(&o.re);
+    cli_common_free(&o.c);
     return 0;
 }

@@ -20,54 +20,55 @@
 /* The name in --version and in messages that send the user to --help. */
 #ifdef FPSWAMP_MPI
 #define TOOL "fpswamp-mpi"
-#define PAD "                   " /* under "usage: fpswamp-mpi " */
 #else
 #define TOOL "fpswamp"
-#define PAD "               "
 #endif
 
-static const char usage[] =
-    "usage: " TOOL " [--formats LIST] [--lr LR] [--lr-sweep LO:HI:N] [--steps K]\n"
-    PAD "[--seeds N] [--match REGEX] [--json FILE] [--plot FILE]\n"
-    PAD "[--plot-size WxH] [--threads N] [--quiet] PATH...\n"
-    "       " TOOL " [options] --weights A --updates B\n";
+enum { OPT_LR = CLI_OWN, OPT_LR_SWEEP, OPT_STEPS, OPT_WEIGHTS, OPT_UPDATES };
 
-static const char help[] =
-    "PATH is a dump file or a directory of them in the dumper's layout: each\n"
-    "weight/P pairs with update/P, or with grad/P when --lr or --lr-sweep is given.\n"
-    "  --formats LIST       formats the weights are held in (default fp16,bf16,e4m3,e5m2)\n"
-    "  --lr LR              the pairs hold gradients: the update is -LR * grad/P\n"
-    "  --lr-sweep LO:HI:N   the lost fraction at N learning rates, log-spaced from LO\n"
-    "                       to HI, from the gradients\n"
-    "  --steps K            replay the update K times and report the drift (default 1)\n"
-    "  --seeds N            stochastic rounding with N seeds (default 8)\n"
-    "  --match REGEX        only parameters whose name matches (POSIX extended regex)\n"
-    "  --weights A          the weights: a dump file or directory ...\n"
-    "  --updates B          ... and the updates (gradients with --lr), the same names\n"
-    "  --json FILE          the report as JSON (- for standard output)\n"
-    "  --plot FILE          lost fractions per tensor and format, or the sweep; .png or .svg\n"
-    "  --plot-size WxH      its size (default 1000x600)\n"
+static const cli_opt options[] = {
+    {.key = CLI_FORMATS, .help = "formats the weights are held in (default fp16,bf16,e4m3,e5m2)"},
+    {.key = OPT_LR, .name = "--lr", .value = "LR",
+     .help = "the pairs hold gradients: the update is -LR * grad/P"},
+    {.key = OPT_LR_SWEEP, .name = "--lr-sweep", .value = "LO:HI:N",
+     .help = "the lost fraction at N learning rates, log-spaced from LO to HI, from the "
+             "gradients"},
+    {.key = OPT_STEPS, .name = "--steps", .value = "K",
+     .help = "replay the update K times and report the drift (default 1)"},
+    {.key = CLI_SEEDS, .value = "N", .help = "stochastic rounding with N seeds (default 8)"},
+    {.key = CLI_MATCH, .help = "only parameters whose name matches (POSIX extended regex)"},
+    {.key = OPT_WEIGHTS, .name = "--weights", .value = "A",
+     .help = "the weights: a dump file or directory ..."},
+    {.key = OPT_UPDATES, .name = "--updates", .value = "B",
+     .help = "... and the updates (gradients with --lr), the same names"},
+    {.key = CLI_JSON},
+    {.key = CLI_PLOT, .help = "lost fractions per tensor and format, or the sweep; .png or .svg"},
+    {.key = CLI_PLOT_SIZE},
 #ifdef FPSWAMP_MPI
-    "  --threads N          tensors computed at once (default: this rank's share of\n"
-    "                       its machine's CPUs)\n"
+    {.key = CLI_THREADS,
+     .help = "tensors computed at once (default: this rank's share of its machine's CPUs)"},
 #else
-    "  --threads N          tensors computed at once (default: all its CPUs)\n"
+    {.key = CLI_THREADS, .help = "tensors computed at once (default: all its CPUs)"},
 #endif
-    "  --quiet              no table on standard output\n"
-    "  --help, --version\n";
+    {.key = CLI_QUIET},
+    {0},
+};
+
+static const char *const synopsis[] = {
+    "--formats --lr --lr-sweep --steps --seeds --match --json --plot --plot-size --threads "
+    "--quiet PATH...",
+    "[options] !--weights !--updates",
+    NULL,
+};
 
 #define CHUNK 65536 /* elements read at once */
 #define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
 
 typedef struct opts {
     sw_run run;
-    regex_t match;
-    bool has_match;
+    cli_common c;
     const char *weights, *updates;
-    const char *json, *plot;
-    int width, height;
-    int threads;
-    bool quiet;
+    bool has_lr, steps_given;
 } opts;
 
 /* The tensors of the dumps under a path: file, index, name. */
@@ -83,19 +84,6 @@ typedef struct entries {
     size_t n, cap;
 } entries;
 
-/* A finite positive number, read exactly as the nearest double. */
-static double parse_positive(const char *opt, const char *s)
-{
-    fpk_bits bits;
-    fpk_error err;
-    if (fpk_parse(&fpk_fp64, s, &bits, NULL, &err) != FPK_OK)
-        cli_die(CLI_EXIT_USAGE, "option %s: %s", opt, err.msg);
-    fpk_class k = fpk_classify(&fpk_fp64, bits);
-    if (fpk_signbit(&fpk_fp64, bits) || (k != FPK_CLASS_NORMAL && k != FPK_CLASS_SUBNORMAL))
-        cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is not a finite positive number", opt, s);
-    return fpk_to_double(&fpk_fp64, bits);
-}
-
 /* LO:HI:N: N learning rates 2^(log2 LO + i (log2 HI - log2 LO) / (N - 1)),
  * i = 0 .. N-1 (exact powers of two when LO and HI are). */
 static void parse_sweep(opts *o, const char *s)
@@ -104,7 +92,7 @@ static void parse_sweep(opts *o, const char *s)
     if (!b)
         cli_die(CLI_EXIT_USAGE, "option --lr-sweep: \"%s\" is not LO:HI:N", s);
     *a = *b = '\0';
-    double lo = parse_positive("--lr-sweep", copy), hi = parse_positive("--lr-sweep", a + 1);
+    double lo = cli_parse_positive("--lr-sweep", copy, NULL), hi = cli_parse_positive("--lr-sweep", a + 1, NULL);
     int n = (int)cli_parse_int("--lr-sweep", b + 1, 2, 1000);
     if (!(lo < hi))
         cli_die(CLI_EXIT_USAGE, "option --lr-sweep: LO must be below HI in \"%s\"", s);
@@ -116,13 +104,6 @@ static void parse_sweep(opts *o, const char *s)
     double l0 = log2(lo), l1 = log2(hi);
     for (int i = 0; i < n; i++)
         run->sweep_lr[i] = i == 0 ? lo : i == n - 1 ? hi : exp2(l0 + i * (l1 - l0) / (n - 1));
-}
-
-static bool plot_ext_ok(const char *path)
-{
-    size_t n = strlen(path);
-    return n > 4 && (strcmp(path + n - 4, ".png") == 0 || strcmp(path + n - 4, ".svg") == 0 ||
-                     strcmp(path + n - 4, ".PNG") == 0 || strcmp(path + n - 4, ".SVG") == 0);
 }
 
 static void add_entry(entries *es, const char *file, const fpk_tensor *t, size_t index)
@@ -185,7 +166,7 @@ static char *shape_text(const entry *e)
 
 static bool matches(const opts *o, const char *name)
 {
-    return !o->has_match || regexec(&o->match, name, 0, NULL, 0) == 0;
+    return !o->c.has_match || regexec(&o->c.match, name, 0, NULL, 0) == 0;
 }
 
 /* A row for parameter P: weight W and update U, whose shapes must agree. */
@@ -272,7 +253,7 @@ static void pair_names(opts *o, const entries *ws, const entries *us)
                 add_row(o, &cap, e->name, e, other);
         }
     if (!o->run.nrows)
-        cli_die(CLI_EXIT_USAGE, "no tensors %s", o->has_match ? "match --match" : "found");
+        cli_die(CLI_EXIT_USAGE, "no tensors %s", o->c.has_match ? "match --match" : "found");
 }
 
 /* The rows shared out among threads, each taking the next one left; the
@@ -397,7 +378,7 @@ static void analyse(opts *o)
     size_t rows = 0; /* this process's */
     for (size_t i = 0; i < run->nrows; i++)
         rows += !mine || mine[i];
-    size_t n = rows < (size_t)o->threads ? rows : (size_t)o->threads;
+    size_t n = rows < (size_t)o->c.threads ? rows : (size_t)o->c.threads;
     pthread_t *tids = cli_xcalloc(n, sizeof *tids);
     size_t started = 0;
     while (started + 1 < n && pthread_create(&tids[started + 1], NULL, row_worker, &p) == 0)
@@ -426,29 +407,51 @@ static void analyse(opts *o)
  * protected as the walk opened it, in visit) or another output. */
 static void guard_outputs(const opts *o)
 {
-    const char *outs[] = {o->json, o->plot};
+    const char *outs[] = {o->c.json, o->c.plot};
     outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
 
 static void write_outputs(const opts *o)
 {
     const sw_run *run = &o->run;
-    if (o->json) {
-        outfile_json(o->json, sw_json(run));
+    if (o->c.json) {
+        outfile_json(o->c.json, sw_json(run));
     }
-    if (o->plot)
-        sw_plot(run, o->plot, o->width, o->height);
-    if (!o->quiet && !cli_is_stdout(o->json)) {
+    if (o->c.plot)
+        sw_plot(run, o->c.plot, o->c.plot_width, o->c.plot_height);
+    if (!o->c.quiet && !cli_is_stdout(o->c.json)) {
         sw_text(run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     }
 }
 
-/* The options that take a value. */
-static const char *const with_value[] = {
-    "--formats", "--lr", "--lr-sweep", "--steps", "--seeds", "--match", "--weights", "--updates",
-    "--json", "--plot", "--plot-size", "--threads", NULL};
+static void own_option(void *state, int key, char *const *v)
+{
+    opts *o = state;
+    switch (key) {
+    case OPT_LR:
+        o->run.lr = cli_parse_positive("--lr", v[0], NULL);
+        o->has_lr = true;
+        break;
+    case OPT_LR_SWEEP: parse_sweep(o, v[0]); break;
+    case OPT_STEPS:
+        o->run.steps = (int)cli_parse_int("--steps", v[0], 1, 1000000);
+        o->steps_given = true;
+        break;
+    case OPT_WEIGHTS: o->weights = v[0]; break;
+    case OPT_UPDATES: o->updates = v[0]; break;
+    }
+}
+
+static const cli_tool tool = {
+    .name = TOOL,
+    .synopsis = synopsis,
+    .intro = "PATH is a dump file or a directory of them in the dumper's layout: each weight/P "
+             "pairs with update/P, or with grad/P when --lr or --lr-sweep is given.",
+    .opts = options,
+    .own = own_option,
+};
 
 int main(int argc, char **argv)
 {
@@ -456,64 +459,20 @@ int main(int argc, char **argv)
 #ifdef FPSWAMP_MPI
     mpi_job_init(&argc, &argv);
 #endif
-    opts o = {.width = 1000, .height = 600};
+    opts o = {0};
     o.run.steps = 1;
-    o.run.seeds = 8;
-    o.run.nformats =
-        cli_parse_formats("--formats", DEFAULT_FORMATS, o.run.formats, FPK_STATS_MAX_FORMATS);
-    const char **paths = cli_xcalloc((size_t)argc, sizeof *paths);
-    int npaths = 0;
-    bool has_lr = false, steps_given = false, seeds_given = false;
-
-    cli_args a = {.argc = argc, .argv = argv, .tool = TOOL, .with_value = with_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND) {
-            paths[npaths++] = a.arg;
-            continue;
-        }
-        const char *name = a.name, *val = a.value;
-        if (cli_help_version(name, TOOL, usage, help)) {
-            free(paths);
-            return 0;
-        } else if (strcmp(name, "--formats") == 0) {
-            o.run.nformats =
-                cli_parse_formats(name, val, o.run.formats, FPK_STATS_MAX_FORMATS);
-        } else if (strcmp(name, "--lr") == 0) {
-            o.run.lr = parse_positive(name, val);
-            has_lr = true;
-        } else if (strcmp(name, "--lr-sweep") == 0) {
-            parse_sweep(&o, val);
-        } else if (strcmp(name, "--steps") == 0) {
-            o.run.steps = (int)cli_parse_int(name, val, 1, 1000000);
-            steps_given = true;
-        } else if (strcmp(name, "--seeds") == 0) {
-            o.run.seeds = (int)cli_parse_int(name, val, 1, 100000);
-            seeds_given = true;
-        } else if (strcmp(name, "--match") == 0) {
-            cli_parse_regex(name, val, &o.match, &o.has_match);
-        } else if (strcmp(name, "--weights") == 0) {
-            o.weights = val;
-        } else if (strcmp(name, "--updates") == 0) {
-            o.updates = val;
-        } else if (strcmp(name, "--json") == 0) {
-            o.json = val;
-        } else if (strcmp(name, "--plot") == 0) {
-            if (!plot_ext_ok(val))
-                cli_die(CLI_EXIT_USAGE, "option --plot: \"%s\" must end in .png or .svg", val);
-            o.plot = val;
-        } else if (strcmp(name, "--plot-size") == 0) {
-            cli_parse_size(name, val, &o.width, &o.height);
-        } else if (strcmp(name, "--threads") == 0) {
-            o.threads = cli_parse_threads(val);
-        } else if (strcmp(name, "--quiet") == 0) {
-            o.quiet = true;
-        } else {
-            cli_unknown(&a);
-        }
-    }
-    if (!o.threads)
-        o.threads = cli_default_threads();
-
+    cli_common_init(&o.c);
+    o.c.seeds = 8;
+    o.c.nformats = cli_parse_formats("--formats", DEFAULT_FORMATS, o.c.formats, CLI_MAX_FORMATS,
+                                     NULL);
+    cli_parse(&tool, &o.c, argc, argv, &o);
+    o.run.seeds = o.c.seeds;
+    o.run.nformats = o.c.nformats;
+    memcpy(o.run.formats, o.c.formats, sizeof o.c.formats);
+    bool has_lr = o.has_lr, steps_given = o.steps_given,
+         seeds_given = cli_given(&o.c, CLI_SEEDS);
+    int npaths = o.c.noperands;
+    char **paths = o.c.operands;
     cli_need_zero("--formats", o.run.formats, o.run.nformats, "Kahan's compensation");
     bool two = o.weights || o.updates;
     if (two && !(o.weights && o.updates))
@@ -521,8 +480,8 @@ int main(int argc, char **argv)
     if (two && npaths)
         cli_die(CLI_EXIT_USAGE, "give either PATH... or --weights and --updates, not both");
     if (!two && !npaths) {
-        free(paths);
-        return cli_usage(usage);
+        cli_common_free(&o.c);
+        return cli_usage_error(&tool);
     }
     o.run.grad = has_lr || o.run.sweep_n > 0;
     o.run.main_report = has_lr || o.run.sweep_n == 0;
@@ -530,11 +489,11 @@ int main(int argc, char **argv)
         cli_die(CLI_EXIT_USAGE, "options --steps and --seeds need --lr when --lr-sweep is given");
 
 #ifdef FPSWAMP_MPI
-    if (o.plot && mpi_job_rank() == 0) /* rank 0 alone plots */
+    if (o.c.plot && mpi_job_rank() == 0) /* rank 0 alone plots */
 #else
-    if (o.plot)
+    if (o.c.plot)
 #endif
-        sw_plot_check(o.plot);
+        sw_plot_check(o.c.plot);
 
     entries ws = {0}, us = {0};
     if (two) {
@@ -551,8 +510,8 @@ int main(int argc, char **argv)
     guard_outputs(&o);
 #ifdef FPSWAMP_MPI
     if (mpi_job_rank() != 0) { /* rank 0 writes everything */
-        o.quiet = true;
-        o.json = o.plot = NULL;
+        o.c.quiet = true;
+        o.c.json = o.c.plot = NULL;
     }
 #endif
     analyse(&o);
@@ -563,8 +522,6 @@ int main(int argc, char **argv)
     sw_row_free(&o.run, &o.run.total);
     free(o.run.rows);
     free(o.run.sweep_lr);
-    free(paths);
-    if (o.has_match)
-        regfree(&o.match);
+    cli_common_free(&o.c);
     return 0;
 }

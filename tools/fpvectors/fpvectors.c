@@ -14,17 +14,46 @@
 #include "cli.h"
 #include "vectors.h"
 
-static const char usage[] =
-    "usage: fpvectors " VEC_USAGE_COMMON "\n"
-    "                 [--level 1|2 | --exhaustive | -n N] [--seed S]\n";
+enum { OPT_LEVEL = CLI_OWN, OPT_EXHAUSTIVE, OPT_N };
 
-static const char help[] =
-    "Writes one case per line, OPERAND... RESULT FLAGS in hexadecimal (fpvectors(1)).\n" VEC_HELP_COMMON
-    "  --level L       level 1 (default) or 2: a fixed number of cases, see fpvectors(1)\n"
-    "  --exhaustive    every input, where there are at most 2^24\n"
-    "  -n N            N cases\n"
-    "  --seed S        the random part's seed (default 1)\n"
-    "  --help, --version\n";
+static const cli_opt options[] = {
+    VEC_OPTIONS,
+    {.key = OPT_LEVEL, .name = "--level", .value = "1|2",
+     .help = "level 1 (default) or 2: a fixed number of cases, see fpvectors(1)"},
+    {.key = OPT_EXHAUSTIVE, .name = "--exhaustive",
+     .help = "every input, where there are at most 2^24"},
+    {.key = OPT_N, .name = "-n", .value = "N", .help = "N cases"},
+    {.key = CLI_SEED, .value = "S", .help = "the random part's seed (default 1)"},
+    {0},
+};
+
+static const char *const synopsis[] = {VEC_SYNOPSIS " --level|--exhaustive|-n --seed", NULL};
+
+/* What the tool's own options set. */
+typedef struct own_opts {
+    int level;
+    bool all;
+    uint64_t n;
+} own_opts;
+
+static void own_option(void *state, int key, char *const *v)
+{
+    own_opts *o = state;
+    if (key == OPT_LEVEL)
+        o->level = (int)cli_parse_int("--level", v[0], 1, 2);
+    else if (key == OPT_EXHAUSTIVE)
+        o->all = true;
+    else if (key == OPT_N)
+        o->n = (uint64_t)cli_parse_int("-n", v[0], 1, INT64_MAX);
+}
+
+static const cli_tool tool = {
+    .name = "fpvectors",
+    .synopsis = synopsis,
+    .intro = "Writes one case per line, OPERAND... RESULT FLAGS in hexadecimal (fpvectors(1)).",
+    .opts = options,
+    .own = own_option,
+};
 
 /* Cases of each level, by the operation's number of operands. */
 static const uint64_t level_cases[2][3] = {{10000, 50000, 100000}, {200000, 1000000, 2000000}};
@@ -590,35 +619,20 @@ static void exhaustive(const vec_spec *s, uint64_t total)
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    vec_spec s = {.ctx = fpk_ctx_default()};
-    int level = 0;
-    bool all = false;
-    uint64_t n = 0, seed = 1;
-    static const char *const with_value[] = {"--op", "--fmt", "--to", "--round", "--tininess",
-                                             "--level", "-n", "--seed", "--threads", NULL};
-    cli_args a = {.argc = argc, .argv = argv, .tool = "fpvectors", .with_value = with_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND)
-            cli_die(CLI_EXIT_USAGE, "unexpected operand \"%s\" (see fpvectors --help)", a.arg);
-        if (cli_help_version(a.name, "fpvectors", usage, help))
-            return 0;
-        if (vec_option(&s, a.name, a.value))
-            continue;
-        if (strcmp(a.name, "--level") == 0)
-            level = (int)cli_parse_int("--level", a.value, 1, 2);
-        else if (strcmp(a.name, "--exhaustive") == 0)
-            all = true;
-        else if (strcmp(a.name, "-n") == 0)
-            n = (uint64_t)cli_parse_int("-n", a.value, 1, INT64_MAX);
-        else if (strcmp(a.name, "--seed") == 0)
-            seed = (uint64_t)cli_parse_int("--seed", a.value, 0, INT64_MAX);
-        else
-            cli_unknown(&a);
-    }
-    if (argc == 1) {
-        return cli_usage(usage);
-    }
-    vec_spec_check(&s);
+    cli_common c;
+    cli_common_init(&c);
+    c.seed = 1;
+    own_opts o = {0};
+    cli_parse(&tool, &c, argc, argv, &o);
+    if (c.noperands)
+        cli_die(CLI_EXIT_USAGE, "unexpected operand \"%s\" (see fpvectors --help)", c.operands[0]);
+    if (argc == 1)
+        return cli_usage_error(&tool);
+    vec_spec s;
+    vec_spec_from(&s, &c);
+    int level = o.level;
+    bool all = o.all;
+    uint64_t n = o.n, seed = c.seed;
     if ((level != 0) + all + (n != 0) > 1)
         cli_die(CLI_EXIT_USAGE, "--level, --exhaustive and -n: give one of them");
 
@@ -650,5 +664,6 @@ int main(int argc, char **argv)
     }
     if (fflush(stdout) != 0 || ferror(stdout))
         cli_die(CLI_EXIT_INTERNAL, "writing the output failed: %s", strerror(errno));
+    cli_common_free(&c);
     return 0;
 }

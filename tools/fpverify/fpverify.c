@@ -9,17 +9,21 @@
 #include "cli.h"
 #include "vectors.h"
 
-static const char usage[] =
-    "usage: fpverify " VEC_USAGE_COMMON "\n"
-    "                 [--no-flags] [--nan-class] [--show N] [FILE...]\n";
+enum { OPT_NO_FLAGS = CLI_OWN, OPT_NAN_CLASS, OPT_SHOW };
 
-static const char help[] =
-    "Reads lines OPERAND... RESULT FLAGS (fpvectors(1)) from each FILE, or standard\n"
-    "input, and compares each result and its flags with libfpkit's.\n" VEC_HELP_COMMON
-    "  --no-flags      the lines end with the result: compare results only\n"
-    "  --nan-class     a NaN result matches any NaN of the same class (quiet, signaling)\n"
-    "  --show N        print the first N mismatches (default 10)\n"
-    "  --help, --version\n";
+static const cli_opt options[] = {
+    VEC_OPTIONS,
+    {.key = OPT_NO_FLAGS, .name = "--no-flags",
+     .help = "the lines end with the result: compare results only"},
+    {.key = OPT_NAN_CLASS, .name = "--nan-class",
+     .help = "a NaN result matches any NaN of the same class (quiet, signaling)"},
+    {.key = OPT_SHOW, .name = "--show", .value = "N",
+     .help = "print the first N mismatches (default 10)"},
+    {0},
+};
+
+static const char *const synopsis[] = {VEC_SYNOPSIS " --no-flags --nan-class --show [FILE...]",
+                                       NULL};
 
 /* Mismatch classes, in the order they are tried. */
 enum { CLS_FLAGS, CLS_OVERFLOW, CLS_NAN, CLS_ROUNDING, CLS_SUBNORMAL, CLS_VALUE, CLS_COUNT };
@@ -182,38 +186,40 @@ static void check_stream(verifier *v, FILE *in, const char *name)
         cli_die(CLI_EXIT_USAGE, "%s: reading failed: %s", name, strerror(errno));
 }
 
+static void own_option(void *state, int key, char *const *v)
+{
+    verifier *o = state;
+    if (key == OPT_NO_FLAGS)
+        o->with_flags = false;
+    else if (key == OPT_NAN_CLASS)
+        o->nan_class = true;
+    else if (key == OPT_SHOW)
+        o->show = (uint64_t)cli_parse_int("--show", v[0], 0, INT64_MAX);
+}
+
+static const cli_tool tool = {
+    .name = "fpverify",
+    .synopsis = synopsis,
+    .intro = "Reads lines OPERAND... RESULT FLAGS (fpvectors(1)) from each FILE, or standard "
+             "input, and compares each result and its flags with libfpkit's.",
+    .opts = options,
+    .own = own_option,
+};
+
 int main(int argc, char **argv)
 {
     cli_init(argv[0]);
-    verifier v = {.s = {.ctx = fpk_ctx_default()}, .with_flags = true, .show = 10};
-    const char **files = cli_xcalloc((size_t)argc, sizeof *files);
-    int nfiles = 0;
-    static const char *const with_value[] = {"--op", "--fmt", "--to", "--round", "--tininess", "--show",
-                                             "--threads", NULL};
-    cli_args a = {.argc = argc, .argv = argv, .tool = "fpverify", .with_value = with_value};
-    for (int kind; (kind = cli_next(&a)) != CLI_END;) {
-        if (kind == CLI_OPERAND) {
-            files[nfiles++] = a.arg;
-        } else if (cli_help_version(a.name, "fpverify", usage, help)) {
-            free(files);
-            return 0;
-        } else if (vec_option(&v.s, a.name, a.value)) {
-            continue;
-        } else if (strcmp(a.name, "--no-flags") == 0) {
-            v.with_flags = false;
-        } else if (strcmp(a.name, "--nan-class") == 0) {
-            v.nan_class = true;
-        } else if (strcmp(a.name, "--show") == 0) {
-            v.show = (uint64_t)cli_parse_int("--show", a.value, 0, INT64_MAX);
-        } else {
-            cli_unknown(&a);
-        }
-    }
+    cli_common c;
+    cli_common_init(&c);
+    verifier v = {.with_flags = true, .show = 10};
+    cli_parse(&tool, &c, argc, argv, &v);
     if (argc == 1) {
-        free(files);
-        return cli_usage(usage);
+        cli_common_free(&c);
+        return cli_usage_error(&tool);
     }
-    vec_spec_check(&v.s);
+    vec_spec_from(&v.s, &c);
+    const char **files = (const char **)c.operands;
+    int nfiles = c.noperands;
     if (nfiles == 0)
         files[nfiles++] = "-";
     for (int i = 0; i < nfiles; i++) {
@@ -227,7 +233,7 @@ int main(int argc, char **argv)
         check_stream(&v, in, files[i]);
         fclose(in);
     }
-    free(files);
+    cli_common_free(&c);
     if (v.cases == 0)
         cli_die(CLI_EXIT_USAGE, "no cases: the input is empty");
 
