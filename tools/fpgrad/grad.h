@@ -10,6 +10,7 @@
 
 #include "fpkit-tensor.h"
 #include "gnuplot.h"
+#include "scan.h"
 
 /* What rounding at one scale did, per format. */
 typedef struct grad_scaled {
@@ -219,5 +220,13 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
  * plots in tensors/. */
 enum { REPORT_JSON, REPORT_CSV, REPORT_HIST, REPORT_HIST_LOG, REPORT_INDEX, GRAD_REPORT_FILES };
 extern const char *const grad_report_files[GRAD_REPORT_FILES];
+
+/* grad_scan.c: the tensors of S that C's --match keeps, analysed into
+ * RUN's rows and total, on C's threads, with a progress line if PROGRESS;
+ * SHARDS: rows that are shards of one tensor are analysed as parts of it.
+ * With EMIT_ERR, *EMIT_ERR := the total's exact error sums (malloc'd), for
+ * a partial file. */
+void grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool shards,
+                  bool progress, grad_sums **emit_err);
 
 #endif

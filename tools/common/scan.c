@@ -1,0 +1,381 @@
+/* The scan engine (scan.h): listing, the pool of jobs, and the reads. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "outfile.h"
+#include "scan.h"
+
+/* Elements added to statistics at once, between progress updates. */
+#define STATS_CHUNK ((uint64_t)1 << 22)
+
+/* A thread gives its views back to the page cache every SPAN_BACK bytes
+ * or more, not every chunk: each giving back stops the other threads for
+ * a moment (and a chunk of another's inside it, should it be read still,
+ * maps again). */
+#define SPAN_BACK ((uintptr_t)16 << 20)
+
+struct scan_worker {
+    scan_pool *pool;
+    fpk_dump *dump[2];
+    size_t file[2];
+    int last; /* the slot used last */
+    void *scratch;
+    size_t scratch_size;
+};
+
+static void add_tensors(scan *s, size_t file)
+{
+    fpk_dump *d = scan_open_file(s, file);
+    size_t n = fpk_dump_ntensors(d);
+    scan_tensor *v = realloc(s->tensors, (s->ntensors + n + 1) * sizeof *v);
+    if (!v)
+        cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    s->tensors = v;
+    for (size_t i = 0; i < n; i++) {
+        scan_tensor *t = &s->tensors[s->ntensors++];
+        t->file = file;
+        t->index = i;
+        t->t = *fpk_dump_tensor(d, i);
+        t->t.name = cli_strf("%s", t->t.name);
+    }
+    fpk_dump_close(d);
+}
+
+void scan_open(scan *s, char *const *paths, int n, const fpk_raw_spec *raw)
+{
+    memset(s, 0, sizeof *s);
+    s->raw = raw;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+            cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
+                    paths[i]);
+        cli_walk_files(paths[i], &s->files);
+    }
+    for (size_t i = 0; i < s->files.n; i++)
+        outfile_protect(s->files.v[i]);
+    for (size_t i = 0; i < s->files.n; i++)
+        add_tensors(s, i);
+}
+
+void scan_free(scan *s)
+{
+    for (size_t i = 0; i < s->ntensors; i++)
+        free((char *)s->tensors[i].t.name);
+    free(s->tensors);
+    cli_files_free(&s->files);
+    memset(s, 0, sizeof *s);
+}
+
+void scan_none(const scan *s, bool has_match)
+{
+    if (!s->ntensors || !has_match)
+        cli_die(CLI_EXIT_USAGE, "no tensors found: the paths hold no .npy or safetensors tensors");
+    cli_die(CLI_EXIT_USAGE, "no tensors to analyse: --match matched none of the %zu found",
+            s->ntensors);
+}
+
+fpk_dump *scan_open_file(const scan *s, size_t i)
+{
+    fpk_dump *d;
+    fpk_error err;
+    if (fpk_dump_open(s->files.v[i], s->raw, &d, &err) != FPK_OK)
+        cli_die_error(&err);
+    return d;
+}
+
+int scan_inner(const scan_worker *w)
+{
+    return w->pool->inner > 0 ? w->pool->inner : 1;
+}
+
+scan_pool *scan_pool_of(scan_worker *w)
+{
+    return w->pool;
+}
+
+bool scan_fail(scan_worker *w, int status, const char *msg)
+{
+    cli_failure_set(&w->pool->fail, status, msg);
+    return false;
+}
+
+bool scan_fail_error(scan_worker *w, const fpk_error *err)
+{
+    return scan_fail(w, cli_error_status(err), err->msg);
+}
+
+bool scan_failed(const scan_worker *w)
+{
+    return atomic_load(&w->pool->fail.failed);
+}
+
+fpk_dump *scan_dump(scan_worker *w, const scan_tensor *t)
+{
+    const scan *s = w->pool->s;
+    int slot = -1;
+    for (int k = 0; k < 2 && slot < 0; k++)
+        if (w->dump[k] && w->file[k] == t->file)
+            slot = k;
+    if (slot < 0) {
+        slot = !w->last;
+        if (w->dump[slot])
+            fpk_dump_close(w->dump[slot]);
+        w->dump[slot] = NULL;
+        fpk_error err;
+        if (fpk_dump_open(s->files.v[t->file], s->raw, &w->dump[slot], &err) != FPK_OK) {
+            w->dump[slot] = NULL;
+            scan_fail_error(w, &err);
+            return NULL;
+        }
+        w->file[slot] = t->file;
+    }
+    w->last = slot;
+    fpk_dump *d = w->dump[slot];
+    /* The file was read once already; it must not have changed since. */
+    const fpk_tensor *now = t->index < fpk_dump_ntensors(d) ? fpk_dump_tensor(d, t->index) : NULL;
+    if (!now || now->count != t->t.count || now->dtype != t->t.dtype ||
+        strcmp(now->name, t->t.name) != 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: the file changed while being read", s->files.v[t->file]);
+        scan_fail(w, CLI_EXIT_USAGE, msg);
+        return NULL;
+    }
+    return d;
+}
+
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
+}
+
+/* Redraws the progress line at most five times a second. */
+void scan_progress(scan_worker *w, uint64_t n)
+{
+    scan_pool *p = w->pool;
+    uint64_t done = atomic_fetch_add(&p->done, n) + n;
+    if (!p->label)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&p->lock);
+    if (seconds_between(&p->last, &now) >= 0.2) {
+        p->last = now;
+        fprintf(stderr, "\r%s: %s: %3d%%", cli_prog(), p->label,
+                (int)(p->todo ? 100 * (double)done / (double)p->todo : 100));
+        fflush(stderr);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void *scan_scratch(scan_worker *w, size_t bytes)
+{
+    if (bytes > w->scratch_size) {
+        free(w->scratch);
+        w->scratch = cli_xcalloc(bytes, 1);
+        w->scratch_size = bytes;
+    }
+    return w->scratch;
+}
+
+static void *worker(void *arg)
+{
+    scan_worker w = {.pool = arg};
+    scan_pool *p = w.pool;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        while (p->mine && p->next < p->njobs && !p->mine[p->next])
+            p->next++;
+        bool stop = atomic_load(&p->fail.failed) || p->next == p->njobs;
+        size_t j = p->next;
+        if (!stop)
+            p->next++;
+        pthread_mutex_unlock(&p->lock);
+        if (stop || !p->job(&w, j, p->arg))
+            break;
+    }
+    for (int k = 0; k < 2; k++)
+        if (w.dump[k])
+            fpk_dump_close(w.dump[k]);
+    free(w.scratch);
+    return NULL;
+}
+
+void scan_run(scan_pool *p)
+{
+    p->next = 0;
+    atomic_store(&p->done, 0);
+    atomic_store(&p->fail.failed, false);
+    pthread_mutex_init(&p->lock, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &p->last);
+    size_t jobs = 0; /* this process's: under MPI, its rank's */
+    for (size_t j = 0; j < p->njobs; j++)
+        jobs += !p->mine || p->mine[j];
+    int n = p->threads > 0 ? p->threads : 1;
+    if ((size_t)n > jobs)
+        n = jobs ? (int)jobs : 1;
+    p->inner = (p->threads > 0 ? p->threads : 1) / n; /* threads left over share each job */
+    pthread_t *tids = cli_xcalloc((size_t)n, sizeof *tids);
+    int started = 0;
+    for (int k = 1; k < n; k++) {
+        if (pthread_create(&tids[k], NULL, worker, p) != 0)
+            break;
+        started = k;
+    }
+    worker(p);
+    for (int k = 1; k <= started; k++)
+        pthread_join(tids[k], NULL);
+    free(tids);
+    if (p->label) {
+        fprintf(stderr, "\r%*s\r", 40, "");
+        fflush(stderr);
+    }
+    pthread_mutex_destroy(&p->lock);
+    cli_failure_check(&p->fail);
+}
+
+bool scan_add_stats(scan_worker *w, const scan_tensor *t, fpk_stats *stats, int ns)
+{
+    fpk_dump *d = scan_dump(w, t);
+    if (!d)
+        return false;
+    for (uint64_t first = 0; first < t->t.count;) {
+        uint64_t n = t->t.count - first < STATS_CHUNK ? t->t.count - first : STATS_CHUNK;
+        fpk_error err;
+        if (fpk_stats_add_tensor(stats, ns, d, t->index, first, n, scan_inner(w), &err) != FPK_OK)
+            return scan_fail_error(w, &err);
+        first += n;
+        scan_progress(w, n);
+        if (scan_failed(w))
+            return false;
+    }
+    return true;
+}
+
+bool scan_read(scan_worker *w, const scan_tensor *t, uint64_t first, size_t n, double *out)
+{
+    fpk_dump *d = scan_dump(w, t);
+    if (!d)
+        return false;
+    fpk_error err;
+    if (fpk_dump_read(d, t->index, first, n, out, &err) != FPK_OK)
+        return scan_fail_error(w, &err);
+    return true;
+}
+
+/* The span of the views a thread has read and not yet given back. */
+typedef struct viewed_span {
+    uintptr_t lo, hi; /* none: lo == hi */
+} viewed_span;
+
+static void give_back(viewed_span *v, fpk_dump *d)
+{
+    if (v->lo < v->hi)
+        fpk_dump_unview(d, (const void *)v->lo, v->hi - v->lo);
+    v->lo = v->hi = 0;
+}
+
+static void seen_add(viewed_span *v, fpk_dump *d, const void *p, size_t bytes)
+{
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    if (v->lo < v->hi) {
+        lo = lo < v->lo ? lo : v->lo;
+        hi = hi > v->hi ? hi : v->hi;
+    }
+    v->lo = lo, v->hi = hi;
+    if (hi - lo >= SPAN_BACK)
+        give_back(v, d);
+}
+
+/* One thread of a shared read. */
+typedef struct share {
+    scan_worker *w; /* the job's worker: its pool, for failures and progress */
+    const scan_tensor *t;
+    fpk_dump *d;    /* the thread's own open dump (views are per dump) */
+    int k;
+    size_t max;
+    scan_as as;
+    scan_next_fn *next;
+    scan_chunk_fn *chunk;
+    void *arg;
+    atomic_size_t *next_chunk; /* the chunk no thread has taken yet */
+    bool ok;
+} share;
+
+static void *share_run(void *arg)
+{
+    share *r = arg;
+    cli_viewing(fpk_dump_path(r->d));
+    uint64_t count = r->t->t.count;
+    size_t cap = count < r->max ? (size_t)(count ? count : 1) : r->max;
+    size_t size = r->as == SCAN_AS_DOUBLE ? sizeof(double) : fpk_dtype_size(r->t->t.dtype);
+    void *buf = cli_xcalloc_pages(cap, size);
+    viewed_span seen = {0, 0};
+    size_t mine = atomic_fetch_add(r->next_chunk, 1);
+    uint64_t pos = 0;
+    for (size_t chunk = 0; r->ok && pos < count; chunk++) {
+        size_t len = r->next(r->arg, pos, count - pos);
+        uint64_t first = pos;
+        pos += len;
+        if (chunk != mine)
+            continue;
+        mine = atomic_fetch_add(r->next_chunk, 1);
+        fpk_error err;
+        const void *data = buf;
+        int rc;
+        if (r->as == SCAN_AS_DOUBLE) {
+            rc = fpk_dump_read(r->d, r->t->index, first, len, buf, &err);
+        } else {
+            rc = fpk_dump_view(r->d, r->t->index, first, len, &data, &err);
+            if (rc == FPK_OK && !data)
+                rc = fpk_dump_read_raw(r->d, r->t->index, first, len, buf, &err), data = buf;
+        }
+        if (rc != FPK_OK) {
+            r->ok = scan_fail_error(r->w, &err);
+            break;
+        }
+        r->ok = r->chunk(r->arg, r->k, data, first, len);
+        if (data != buf)
+            seen_add(&seen, r->d, data, len * size);
+        scan_progress(r->w, len);
+        r->ok = r->ok && !scan_failed(r->w);
+    }
+    give_back(&seen, r->d);
+    cli_viewing(NULL);
+    free(buf);
+    return NULL;
+}
+
+bool scan_share(scan_worker *w, const scan_tensor *t, int nt, size_t max, scan_as as,
+                scan_next_fn *next, scan_chunk_fn *chunk, void *arg)
+{
+    fpk_dump *d = scan_dump(w, t);
+    if (!d)
+        return false;
+    atomic_size_t next_chunk = 0;
+    share *sh = cli_xcalloc((size_t)nt, sizeof *sh);
+    pthread_t *tid = cli_xcalloc((size_t)nt, sizeof *tid);
+    bool *started = cli_xcalloc((size_t)nt, sizeof *started);
+    for (int k = 0; k < nt; k++)
+        sh[k] = (share){.w = w, .t = t, .d = d, .k = k, .max = max, .as = as, .next = next,
+                        .chunk = chunk, .arg = arg, .next_chunk = &next_chunk, .ok = true};
+    for (int k = 1; k < nt; k++)
+        started[k] = pthread_create(&tid[k], NULL, share_run, &sh[k]) == 0;
+    share_run(&sh[0]);
+    bool ok = sh[0].ok;
+    for (int k = 1; k < nt; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            share_run(&sh[k]); /* (no thread for it: here, after the first) */
+        ok &= sh[k].ok;
+    }
+    free(started);
+    free(tid);
+    free(sh);
+    return ok;
+}
