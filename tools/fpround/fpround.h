@@ -101,6 +101,27 @@ typedef struct fr_run {
  * accumulate in fp32 (FR_F32X, FR_F32R). */
 bool fr_fp32_holds(const fpk_format *f);
 
+/* fpround_err.c */
+/* R's zeros and nonfinite elements among X[0..N-1], or with Y (--dot) its
+ * pairs: nonfinite where either element is, else zero where either is. */
+void fr_count_kinds(fr_row *r, const double *x, const double *y, size_t n);
+/* Elements FIRST .. FIRST+N-1 of row R, X[0..N-1], counted and rounded in
+ * every format and mode of RUN (fpk_array_convert on THREADS threads,
+ * into Q: N encodings of 8 bytes), their errors added to R's; under SR
+ * with the run's seed and the element's index as counter. */
+void fr_measure(const fr_run *run, fr_row *r, const double *x, size_t n, uint64_t first,
+                void *q, int threads);
+/* INTO += FROM. */
+void fr_merge_error(fr_err *into, const fr_err *from);
+
+/* fpround_sum.c */
+/* FR_SUM and FR_DOT for row I: X (and Y for a dot) held in every format
+ * (RNE), accumulated by every method in every mode. */
+void fr_accumulate(fr_run *run, size_t i, const double *x, const double *y);
+/* --plot with --sum or --dot: the steps sampled in row 0, the exact running
+ * value at each, and a series per format and mode (sequential, seed 0). */
+void fr_plan_plot(fr_run *run, const double *x, const double *y);
+
 /* fpround_out.c */
 void fr_text(const fr_run *run, FILE *out);
 json_t *fr_json(const fr_run *run);
