@@ -49,13 +49,16 @@ void scan_open(scan *s, char *const *paths, int n, const fpk_raw_spec *raw)
 {
     memset(s, 0, sizeof *s);
     s->raw = raw;
+    s->path_files = cli_xcalloc((size_t)n + 1, sizeof *s->path_files);
     for (int i = 0; i < n; i++) {
+        s->path_files[i] = s->files.n;
         struct stat st;
         if (raw && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
             cli_die(CLI_EXIT_USAGE, "%s: is a directory; --dtype reads raw files, named one by one",
                     paths[i]);
         cli_walk_files(paths[i], &s->files);
     }
+    s->path_files[n] = s->files.n;
     for (size_t i = 0; i < s->files.n; i++)
         outfile_protect(s->files.v[i]);
     for (size_t i = 0; i < s->files.n; i++)
@@ -67,6 +70,7 @@ void scan_free(scan *s)
     for (size_t i = 0; i < s->ntensors; i++)
         free((char *)s->tensors[i].t.name);
     free(s->tensors);
+    free(s->path_files);
     cli_files_free(&s->files);
     memset(s, 0, sizeof *s);
 }

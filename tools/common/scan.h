@@ -26,6 +26,7 @@ typedef struct scan_tensor {
 
 typedef struct scan {
     cli_files files;         /* the dump files under the paths, in order */
+    size_t *path_files;      /* path k's files: path_files[k] .. path_files[k + 1] - 1 */
     const fpk_raw_spec *raw; /* how to read raw files; NULL: by their contents */
     scan_tensor *tensors;    /* every tensor of every file, in order */
     size_t ntensors;

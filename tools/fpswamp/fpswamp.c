@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "fpswamp.h"
 #include "outfile.h"
+#include "scan.h"
 #ifdef FPSWAMP_MPI
 #include "mpi_job.h"
 #endif
@@ -71,19 +72,6 @@ typedef struct opts {
     bool has_lr, steps_given;
 } opts;
 
-/* The tensors of the dumps under a path: file, index, name. */
-typedef struct entry {
-    char *file, *name;
-    size_t index;
-    int ndim;
-    uint64_t shape[FPK_MAX_DIMS];
-} entry;
-
-typedef struct entries {
-    entry *v;
-    size_t n, cap;
-} entries;
-
 /* LO:HI:N: N learning rates 2^(log2 LO + i (log2 HI - log2 LO) / (N - 1)),
  * i = 0 .. N-1 (exact powers of two when LO and HI are). */
 static void parse_sweep(opts *o, const char *s)
@@ -106,52 +94,7 @@ static void parse_sweep(opts *o, const char *s)
         run->sweep_lr[i] = i == 0 ? lo : i == n - 1 ? hi : exp2(l0 + i * (l1 - l0) / (n - 1));
 }
 
-static void add_entry(entries *es, const char *file, const fpk_tensor *t, size_t index)
-{
-    if (es->n == es->cap) {
-        es->cap = es->cap ? 2 * es->cap : 32;
-        if (!(es->v = realloc(es->v, es->cap * sizeof *es->v)))
-            cli_die(CLI_EXIT_INTERNAL, "out of memory");
-    }
-    entry *e = &es->v[es->n++];
-    e->file = cli_strf("%s", file);
-    e->name = cli_strf("%s", t->name);
-    e->index = index;
-    e->ndim = t->ndim;
-    memcpy(e->shape, t->shape, sizeof e->shape);
-}
-
-static void free_entries(entries *es)
-{
-    for (size_t i = 0; i < es->n; i++)
-        free(es->v[i].file), free(es->v[i].name);
-    free(es->v);
-    es->v = NULL;
-    es->n = es->cap = 0;
-}
-
-static int visit(const char *file, void *arg)
-{
-    entries *es = arg;
-    fpk_dump *d;
-    fpk_error err;
-    outfile_protect(file); /* every file read, paired or not */
-    if (fpk_dump_open(file, NULL, &d, &err) != FPK_OK)
-        cli_die_error(&err);
-    for (size_t t = 0; t < fpk_dump_ntensors(d); t++)
-        add_entry(es, file, fpk_dump_tensor(d, t), t);
-    fpk_dump_close(d);
-    return 0;
-}
-
-static void walk(const char *path, entries *es)
-{
-    fpk_error err;
-    if (fpk_dump_walk(path, visit, es, &err) != FPK_OK)
-        cli_die_error(&err);
-}
-
-static char *shape_text(const entry *e)
+static char *shape_text(const fpk_tensor *e)
 {
     char *s = cli_strf("[");
     for (int i = 0; i < e->ndim; i++) {
@@ -169,14 +112,18 @@ static bool matches(const opts *o, const char *name)
     return !o->c.has_match || regexec(&o->c.match, name, 0, NULL, 0) == 0;
 }
 
-/* A row for parameter P: weight W and update U, whose shapes must agree. */
-static void add_row(opts *o, size_t *cap, const char *p, const entry *w, const entry *u)
+/* A row for parameter P: weight W and update U (indices in S), whose shapes
+ * must agree. */
+static void add_row(opts *o, const scan *s, size_t *cap, const char *p, size_t w, size_t u)
 {
     sw_run *run = &o->run;
-    if (w->ndim != u->ndim || memcmp(w->shape, u->shape, (size_t)w->ndim * sizeof w->shape[0])) {
-        char *a = shape_text(w), *b = shape_text(u);
-        cli_die(CLI_EXIT_USAGE, "%s: %s has shape %s but %s (%s) has shape %s", w->file, w->name, a,
-                u->name, u->file, b);
+    const scan_tensor *tw = &s->tensors[w], *tu = &s->tensors[u];
+    const char *wfile = s->files.v[tw->file], *ufile = s->files.v[tu->file];
+    if (tw->t.ndim != tu->t.ndim ||
+        memcmp(tw->t.shape, tu->t.shape, (size_t)tw->t.ndim * sizeof tw->t.shape[0])) {
+        char *a = shape_text(&tw->t), *b = shape_text(&tu->t);
+        cli_die(CLI_EXIT_USAGE, "%s: %s has shape %s but %s (%s) has shape %s", wfile,
+                tw->t.name, a, tu->t.name, ufile, b);
     }
     if (run->nrows == *cap) {
         *cap = *cap ? 2 * *cap : 16;
@@ -186,158 +133,123 @@ static void add_row(opts *o, size_t *cap, const char *p, const entry *w, const e
     sw_row *r = &run->rows[run->nrows++];
     memset(r, 0, sizeof *r);
     r->name = cli_strf("%s", p);
-    r->wfile = cli_strf("%s", w->file);
-    r->ufile = cli_strf("%s", u->file);
-    r->wname = cli_strf("%s", w->name);
-    r->uname = cli_strf("%s", u->name);
-    r->wi = w->index;
-    r->ui = u->index;
-    r->ndim = w->ndim;
-    memcpy(r->shape, w->shape, sizeof r->shape);
+    r->wfile = cli_strf("%s", wfile);
+    r->ufile = cli_strf("%s", ufile);
+    r->wname = cli_strf("%s", tw->t.name);
+    r->uname = cli_strf("%s", tu->t.name);
+    r->wt = w;
+    r->ut = u;
+    r->ndim = tw->t.ndim;
+    memcpy(r->shape, tw->t.shape, sizeof r->shape);
     sw_row_alloc(run, r);
 }
 
 /* The dumper's layout: in each file, weight/P with update/P (or grad/P). */
-static void pair_layout(opts *o, const entries *es)
+static void pair_layout(opts *o, const scan *s)
 {
     const char *upre = o->run.grad ? "grad/" : "update/";
     size_t ulen = strlen(upre), cap = 0;
     bool any = false;
-    for (size_t i = 0; i < es->n; i++) {
-        const entry *e = &es->v[i];
-        bool is_w = strncmp(e->name, "weight/", 7) == 0, is_u = strncmp(e->name, upre, ulen) == 0;
-        const char *p = is_w ? e->name + 7 : is_u ? e->name + ulen : NULL;
+    for (size_t i = 0; i < s->ntensors; i++) {
+        const scan_tensor *e = &s->tensors[i];
+        const char *name = e->t.name;
+        bool is_w = strncmp(name, "weight/", 7) == 0, is_u = strncmp(name, upre, ulen) == 0;
+        const char *p = is_w ? name + 7 : is_u ? name + ulen : NULL;
         any = any || p;
         if (!p || !matches(o, p))
             continue;
-        const entry *other = NULL;
-        for (size_t k = 0; k < es->n && !other; k++)
-            if (strcmp(es->v[k].file, e->file) == 0 &&
-                strncmp(es->v[k].name, is_w ? upre : "weight/", is_w ? ulen : 7) == 0 &&
-                strcmp(es->v[k].name + (is_w ? ulen : 7), p) == 0)
-                other = &es->v[k];
-        if (!other)
-            cli_die(CLI_EXIT_USAGE, "%s: %s has no %s%s to pair with", e->file, e->name,
+        size_t other = SIZE_MAX;
+        for (size_t k = 0; k < s->ntensors && other == SIZE_MAX; k++) {
+            const char *n = s->tensors[k].t.name;
+            if (s->tensors[k].file == e->file &&
+                strncmp(n, is_w ? upre : "weight/", is_w ? ulen : 7) == 0 &&
+                strcmp(n + (is_w ? ulen : 7), p) == 0)
+                other = k;
+        }
+        if (other == SIZE_MAX)
+            cli_die(CLI_EXIT_USAGE, "%s: %s has no %s%s to pair with", s->files.v[e->file], name,
                     is_w ? upre : "weight/", p);
         if (is_w)
-            add_row(o, &cap, p, e, other);
+            add_row(o, s, &cap, p, i, other);
     }
     if (!o->run.nrows)
         cli_die(CLI_EXIT_USAGE, "no weight/P and %sP pairs %s", upre,
                 any ? "match --match" : "found in the dumps");
 }
 
-/* Two dumps: every tensor of WS pairs with the tensor of the same name in US. */
-static void pair_names(opts *o, const entries *ws, const entries *us)
+/* The tensors of S under path K: [*FIRST, *END) of its tensors. */
+static void path_tensors(const scan *s, int k, size_t *first, size_t *end)
+{
+    size_t f0 = s->path_files[k], f1 = s->path_files[k + 1];
+    *first = 0;
+    while (*first < s->ntensors && s->tensors[*first].file < f0)
+        ++*first;
+    *end = *first;
+    while (*end < s->ntensors && s->tensors[*end].file < f1)
+        ++*end;
+}
+
+/* --weights and --updates, the paths 0 and 1 of S: every tensor of the
+ * weights pairs with the tensor of the same name in the updates. */
+static void pair_names(opts *o, const scan *s)
 {
     size_t cap = 0;
-    const entries *sides[2] = {ws, us};
     const char *paths[2] = {o->weights, o->updates};
-    for (int s = 0; s < 2; s++)
-        for (size_t i = 0; i < sides[s]->n; i++) {
-            const entry *e = &sides[s]->v[i];
-            if (!matches(o, e->name))
+    size_t first[2], end[2];
+    for (int k = 0; k < 2; k++)
+        path_tensors(s, k, &first[k], &end[k]);
+    for (int side = 0; side < 2; side++)
+        for (size_t i = first[side]; i < end[side]; i++) {
+            const scan_tensor *e = &s->tensors[i];
+            if (!matches(o, e->t.name))
                 continue;
-            const entry *other = NULL;
-            for (size_t k = 0; k < sides[s]->n; k++)
-                if (k != i && strcmp(sides[s]->v[k].name, e->name) == 0)
-                    cli_die(CLI_EXIT_USAGE, "%s: tensor %s is found twice (%s and %s)", paths[s],
-                            e->name, e->file, sides[s]->v[k].file);
-            for (size_t k = 0; k < sides[!s]->n && !other; k++)
-                if (strcmp(sides[!s]->v[k].name, e->name) == 0)
-                    other = &sides[!s]->v[k];
-            if (!other)
-                cli_die(CLI_EXIT_USAGE, "%s: tensor %s has no tensor of that name in %s", e->file,
-                        e->name, paths[!s]);
-            if (s == 0)
-                add_row(o, &cap, e->name, e, other);
+            size_t other = SIZE_MAX;
+            for (size_t k = first[side]; k < end[side]; k++)
+                if (k != i && strcmp(s->tensors[k].t.name, e->t.name) == 0)
+                    cli_die(CLI_EXIT_USAGE, "%s: tensor %s is found twice (%s and %s)",
+                            paths[side], e->t.name, s->files.v[e->file],
+                            s->files.v[s->tensors[k].file]);
+            for (size_t k = first[!side]; k < end[!side] && other == SIZE_MAX; k++)
+                if (strcmp(s->tensors[k].t.name, e->t.name) == 0)
+                    other = k;
+            if (other == SIZE_MAX)
+                cli_die(CLI_EXIT_USAGE, "%s: tensor %s has no tensor of that name in %s",
+                        s->files.v[e->file], e->t.name, paths[!side]);
+            if (side == 0)
+                add_row(o, s, &cap, e->t.name, i, other);
         }
     if (!o->run.nrows)
         cli_die(CLI_EXIT_USAGE, "no tensors %s", o->c.has_match ? "match --match" : "found");
 }
 
-/* The rows shared out among threads, each taking the next one left; the
- * first failure stops them all and is reported by the main thread (a
- * worker must not exit, nor, under MPI, abort the job). */
-typedef struct row_pool {
-    opts *o;
-    const bool *mine;     /* the rows this process computes (NULL: all) */
-    pthread_mutex_t lock; /* guards next */
-    size_t next;
-    cli_failure fail;
-} row_pool;
-
-/* Reads row I's weights and updates (into WB and UB) and computes it with
- * X; false, with P's failure set, if a file cannot be read. */
-static bool analyse_row(row_pool *p, sw_calc *x, size_t i, double *wb, double *ub)
+/* Row I: its weights and updates read in step, a chunk at a time, and
+ * computed (each row's stochastic rounding is seeded by its index). */
+static bool row_job(scan_worker *w, size_t i, void *arg)
 {
-    sw_run *run = &p->o->run;
+    const opts *o = arg;
+    const sw_run *run = &o->run;
+    const scan *s = scan_pool_of(w)->s;
     sw_row *r = &run->rows[i];
-    fpk_dump *dw = NULL, *du = NULL;
-    fpk_error err;
-    bool ok = false;
-    if (fpk_dump_open(r->wfile, NULL, &dw, &err) != FPK_OK ||
-        fpk_dump_open(r->ufile, NULL, &du, &err) != FPK_OK) {
-        cli_failure_set(&p->fail, cli_error_status(&err), err.msg);
-        goto done;
-    }
-    /* The files were read once already; they must not have changed since. */
-    if (r->wi >= fpk_dump_ntensors(dw) || r->ui >= fpk_dump_ntensors(du) ||
-        strcmp(fpk_dump_tensor(dw, r->wi)->name, r->wname) ||
-        strcmp(fpk_dump_tensor(du, r->ui)->name, r->uname) ||
-        fpk_dump_tensor(du, r->ui)->count != fpk_dump_tensor(dw, r->wi)->count) {
-        char *msg = cli_strf("%s: the file changed while being read", r->wfile);
-        cli_failure_set(&p->fail, CLI_EXIT_USAGE, msg);
-        free(msg);
-        goto done;
-    }
-    uint64_t n = fpk_dump_tensor(dw, r->wi)->count;
+    const scan_tensor *tw = &s->tensors[r->wt], *tu = &s->tensors[r->ut];
+    double *wb = scan_scratch(w, 2 * CHUNK * sizeof *wb), *ub = wb + CHUNK;
+    sw_calc *x = sw_calc_new(run);
     sw_calc_row(x, i);
-    for (uint64_t first = 0; first < n;) {
-        size_t k = n - first < CHUNK ? (size_t)(n - first) : CHUNK;
-        if (fpk_dump_read(dw, r->wi, first, k, wb, &err) != FPK_OK ||
-            fpk_dump_read(du, r->ui, first, k, ub, &err) != FPK_OK) {
-            cli_failure_set(&p->fail, cli_error_status(&err), err.msg);
-            goto done;
-        }
-        for (size_t e = 0; e < k; e++)
+    bool ok = true;
+    for (uint64_t first = 0; ok && first < tw->t.count;) {
+        size_t k = tw->t.count - first < CHUNK ? (size_t)(tw->t.count - first) : CHUNK;
+        ok = scan_read(w, tw, first, k, wb) && scan_read(w, tu, first, k, ub);
+        for (size_t e = 0; ok && e < k; e++)
             sw_calc_add(x, run, r, wb[e], ub[e]);
         first += k;
     }
-    ok = true;
-done:
-    if (dw)
-        fpk_dump_close(dw);
-    if (du)
-        fpk_dump_close(du);
-    return ok;
-}
-
-static void *row_worker(void *arg)
-{
-    row_pool *p = arg;
-    sw_run *run = &p->o->run;
-    sw_calc *x = sw_calc_new(run);
-    double *wb = cli_xcalloc(CHUNK, sizeof *wb), *ub = cli_xcalloc(CHUNK, sizeof *ub);
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        while (p->mine && p->next < run->nrows && !p->mine[p->next])
-            p->next++;
-        size_t i = atomic_load(&p->fail.failed) || p->next >= run->nrows ? run->nrows : p->next++;
-        pthread_mutex_unlock(&p->lock);
-        if (i == run->nrows || !analyse_row(p, x, i, wb, ub))
-            break;
-    }
-    free(wb);
-    free(ub);
     sw_calc_free(x);
-    return NULL;
+    return ok;
 }
 
 /* Reads every row's weights and updates and computes, a row per thread at
  * a time (each row's stochastic rounding is seeded by its index), then
  * sums the rows into the total in their order. */
-static void analyse(opts *o)
+static void analyse(opts *o, const scan *s)
 {
     sw_run *run = &o->run;
     sw_row_alloc(run, &run->total);
@@ -373,22 +285,9 @@ static void analyse(opts *o)
     free(weight);
     free(owner);
 #endif
-    row_pool p = {.o = o, .mine = mine};
-    pthread_mutex_init(&p.lock, NULL);
-    size_t rows = 0; /* this process's */
-    for (size_t i = 0; i < run->nrows; i++)
-        rows += !mine || mine[i];
-    size_t n = rows < (size_t)o->c.threads ? rows : (size_t)o->c.threads;
-    pthread_t *tids = cli_xcalloc(n, sizeof *tids);
-    size_t started = 0;
-    while (started + 1 < n && pthread_create(&tids[started + 1], NULL, row_worker, &p) == 0)
-        started++;
-    row_worker(&p);
-    for (size_t k = 1; k <= started; k++)
-        pthread_join(tids[k], NULL);
-    free(tids);
-    pthread_mutex_destroy(&p.lock);
-    cli_failure_check(&p.fail);
+    scan_pool pool = {.s = s, .njobs = run->nrows, .mine = mine, .threads = o->c.threads,
+                      .job = row_job, .arg = o};
+    scan_run(&pool);
 #ifdef FPSWAMP_MPI
     sw_mpi_gather_rows(run, mine);
 #endif
@@ -403,8 +302,8 @@ static void analyse(opts *o)
     }
 }
 
-/* Checks the outputs before the work: no output replaces an input (each
- * protected as the walk opened it, in visit) or another output. */
+/* Checks the outputs before the work: no output replaces an input (the
+ * scan protects those) or another output. */
 static void guard_outputs(const opts *o)
 {
     const char *outs[] = {o->c.json, o->c.plot};
@@ -495,18 +394,15 @@ int main(int argc, char **argv)
 #endif
         sw_plot_check(o.c.plot);
 
-    entries ws = {0}, us = {0};
+    scan s;
     if (two) {
-        walk(o.weights, &ws);
-        walk(o.updates, &us);
-        pair_names(&o, &ws, &us);
+        char *both[2] = {(char *)o.weights, (char *)o.updates};
+        scan_open(&s, both, 2, NULL);
+        pair_names(&o, &s);
     } else {
-        for (int i = 0; i < npaths; i++)
-            walk(paths[i], &ws);
-        pair_layout(&o, &ws);
+        scan_open(&s, paths, npaths, NULL);
+        pair_layout(&o, &s);
     }
-    free_entries(&ws);
-    free_entries(&us);
     guard_outputs(&o);
 #ifdef FPSWAMP_MPI
     if (mpi_job_rank() != 0) { /* rank 0 writes everything */
@@ -514,7 +410,7 @@ int main(int argc, char **argv)
         o.c.json = o.c.plot = NULL;
     }
 #endif
-    analyse(&o);
+    analyse(&o, &s);
     write_outputs(&o);
 
     for (size_t i = 0; i < o.run.nrows; i++)
@@ -522,6 +418,7 @@ int main(int argc, char **argv)
     sw_row_free(&o.run, &o.run.total);
     free(o.run.rows);
     free(o.run.sweep_lr);
+    scan_free(&s);
     cli_common_free(&o.c);
     return 0;
 }

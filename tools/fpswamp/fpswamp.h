@@ -41,7 +41,7 @@ typedef struct sw_row {
     char *name;           /* the parameter P; NULL in the total */
     char *wfile, *ufile;  /* where the weight and the update are */
     char *wname, *uname;  /* their tensor names */
-    size_t wi, ui;        /* their indices in those files */
+    size_t wt, ut;        /* their indices in the scan's tensors */
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
     uint64_t count;     /* elements */
