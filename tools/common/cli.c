@@ -246,20 +246,6 @@ int cli_default_threads(void)
     return n < 1 ? 1 : n > CLI_MAX_THREADS ? CLI_MAX_THREADS : (int)n;
 }
 
-char *cli_printable(const char *s)
-{
-    char *out = cli_xcalloc(4 * strlen(s) + 1, 1), *o = out;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p >= 0x20 && *p != 0x7f)
-            *o++ = (char)*p;
-        else if (*p == '\n' || *p == '\t' || *p == '\r')
-            o += sprintf(o, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
-        else
-            o += sprintf(o, "\\x%02x", *p);
-    }
-    return out;
-}
-
 bool cli_is_stdout(const char *path)
 {
     return path && strcmp(path, "-") == 0;

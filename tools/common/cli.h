@@ -12,6 +12,7 @@
 
 #include "fpkit-tensor.h"
 #include "options.h"
+#include "text.h"
 
 /* Exit statuses: 0 success; 1 findings, for a tool with a mode that
  * reports them through its status; 2 bad usage or input (a malformed or
@@ -95,9 +96,6 @@ int cli_affinity_cpus(void);
  * job's ranks on a node: the CPUs any of them may run on). */
 void cli_set_cpu_share(int cpus, int sharers);
 
-/* S for a text table (malloc'd): its control characters escaped, \n, \t,
- * \r or \xNN, so that a tensor named "a\nb" keeps to its line. */
-char *cli_printable(const char *s);
 /* Whether PATH names standard output ("-"); NULL does not. */
 bool cli_is_stdout(const char *path);
 

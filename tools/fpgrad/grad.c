@@ -139,34 +139,3 @@ int grad_amax_scale_log2(const fpk_format *f, double amax, int margin)
     return clamp_log2(k - margin);
 }
 
-const char *grad_percent(char *buf, uint64_t n, uint64_t d)
-{
-    if (!d)
-        return "-";
-    if (!n)
-        return "0";
-    if (n == d)
-        return "100";
-    double p = 100.0 * (double)n / (double)d;
-    if (p < 0.01)
-        return "<0.01";
-    if (p > 99.99)
-        return ">99.99";
-    snprintf(buf, 8, "%.2f", p);
-    return buf;
-}
-
-void grad_shape_text(char *buf, size_t len, const grad_row *r)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = -1; i <= r->ndim && used < len; i++) {
-        int n = i < 0 ? snprintf(buf + used, len - used, "[")
-                : i == r->ndim
-                    ? snprintf(buf + used, len - used, "]")
-                    : snprintf(buf + used, len - used, "%s%" PRIu64, i ? ", " : "", r->shape[i]);
-        if (n < 0)
-            break;
-        used += (size_t)n;
-    }
-}

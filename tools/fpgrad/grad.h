@@ -107,11 +107,6 @@ int grad_loss_scale_log2(const fpk_format *f, double amax, fpk_round mode);
 /* Transformer Engine's amax scale for F: the largest k with
  * AMAX * 2^k <= F's max finite (exactly), minus MARGIN; clamped as above. */
 int grad_amax_scale_log2(const fpk_format *f, double amax, int margin);
-/* A percentage N/D for tables: "0", "100", "<0.01", ">99.99", "12.34";
- * "-" when D is 0.  BUF holds at least 8 bytes. */
-const char *grad_percent(char *buf, uint64_t n, uint64_t d);
-/* "[128, 64]" into BUF of LEN bytes. */
-void grad_shape_text(char *buf, size_t len, const grad_row *r);
 
 /* grad_shards.c: --shards, tensors split across the files of a sharded
  * dump.  A file's shard key is its path with the shard index in its name

@@ -62,7 +62,7 @@ static void row(FILE *out, const grad_run *run, const grad_row *r)
 {
     char shape[256] = "";
     if (r->name)
-        grad_shape_text(shape, sizeof shape, r);
+        cli_shape_text(shape, sizeof shape, r->ndim, r->shape);
     field(out, r->name ? r->name : "total");
     fputc(',', out);
     field(out, r->file ? r->file : "");

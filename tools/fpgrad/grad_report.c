@@ -58,7 +58,7 @@ static void pct_cell(FILE *out, uint64_t n, uint64_t d)
                       : p >= 10 ? " class=\"hi\""
                       : p >= 1  ? " class=\"mid\""
                                 : " class=\"lo\"";
-    fprintf(out, "<td%s>%s</td>", cls, grad_percent(buf, n, d));
+    fprintf(out, "<td%s>%s</td>", cls, cli_percent(buf, n, d));
 }
 
 static void counts_cells(FILE *out, const fpk_format_counts *k, const grad_row *r)
@@ -109,7 +109,7 @@ static void main_table(FILE *out, const grad_run *run)
         char shape[256] = "", range[32] = "-", median[16] = "-";
         int lo, hi, med;
         if (r->name)
-            grad_shape_text(shape, sizeof shape, r);
+            cli_shape_text(shape, sizeof shape, r->ndim, r->shape);
         if (grad_log2_range(r, &lo, &hi))
             snprintf(range, sizeof range, "%d..%d", lo, hi);
         if (grad_log2_median(r, &med))

@@ -13,9 +13,9 @@
 static void print_pcts(FILE *out, const fpk_format_counts *k, uint64_t nonzero)
 {
     char b[3][8];
-    fprintf(out, "%*s%*s%*s", PCT_W, grad_percent(b[0], k->underflow, nonzero), PCT_W,
-            grad_percent(b[1], k->subnormal, nonzero), PCT_W,
-            grad_percent(b[2], k->overflow, nonzero));
+    fprintf(out, "%*s%*s%*s", PCT_W, cli_percent(b[0], k->underflow, nonzero), PCT_W,
+            cli_percent(b[1], k->subnormal, nonzero), PCT_W,
+            cli_percent(b[2], k->overflow, nonzero));
 }
 
 static void print_pct_header(FILE *out, int line, const char *label)
@@ -39,7 +39,7 @@ static size_t shape_width(const grad_run *run)
     size_t w = strlen("shape");
     char buf[256];
     for (size_t i = 0; i < run->nrows; i++) {
-        grad_shape_text(buf, sizeof buf, &run->rows[i]);
+        cli_shape_text(buf, sizeof buf, run->rows[i].ndim, run->rows[i].shape);
         if (strlen(buf) > w)
             w = strlen(buf);
     }
@@ -50,7 +50,7 @@ static void main_row(FILE *out, const grad_run *run, const grad_row *r, int sw)
 {
     char shape[256] = "", range[32] = "-", median[16] = "-";
     if (r->name)
-        grad_shape_text(shape, sizeof shape, r);
+        cli_shape_text(shape, sizeof shape, r->ndim, r->shape);
     int lo, hi, med;
     if (grad_log2_range(r, &lo, &hi))
         snprintf(range, sizeof range, "%d..%d", lo, hi);

@@ -57,15 +57,6 @@ static const char *kind_name(fr_kind k)
     return k == FR_SUM ? "sum" : k == FR_DOT ? "dot" : "error";
 }
 
-static void shape_text(char *buf, size_t len, const fr_row *r)
-{
-    size_t at = (size_t)snprintf(buf, len, "[");
-    for (int d = 0; d < r->ndim && at < len; d++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%" PRIu64, d ? ", " : "", r->shape[d]);
-    if (at < len)
-        snprintf(buf + at, len - at, "]");
-}
-
 /* "%.3e" of X, or "-" (NaN), or "inf". */
 static const char *num(char *buf, size_t len, double x)
 {
@@ -159,7 +150,7 @@ void fr_text(const fr_run *run, FILE *out)
     for (size_t i = 0; i < run->nrows; i++) {
         const fr_row *r = &run->rows[i];
         char shape[256];
-        shape_text(shape, sizeof shape, r);
+        cli_shape_text(shape, sizeof shape, r->ndim, r->shape);
         fprintf(out, "\n");
         char *name = cli_printable(r->name), *file = cli_printable(r->file);
         char ex[40];

@@ -11,8 +11,9 @@
 
 #include "cli.h"
 #include "fpscale.h"
-#include "grad.h"
+#include "gnuplot.h"
 #include "outfile.h"
+#include "scan.h"
 
 enum {
     OPT_INIT_SCALE = CLI_OWN,
@@ -155,19 +156,18 @@ static int by_step(const void *a, const void *b)
     return (x->step > y->step) - (x->step < y->step);
 }
 
-/* Reads every header: the steps, in order. */
-static void list_steps(scale_run *run, const cli_files *fs)
+/* Reads every header of S: the steps, in order. */
+static void list_steps(scale_run *run, const scan *s)
 {
-    run->nfiles = fs->n;
-    run->files = cli_xcalloc(fs->n, sizeof *run->files);
-    for (size_t i = 0; i < fs->n; i++) {
+    run->nfiles = s->files.n;
+    run->files = cli_xcalloc(s->files.n, sizeof *run->files);
+    for (size_t i = 0; i < s->files.n; i++) {
         scale_file *f = &run->files[i];
-        f->path = fs->v[i];
+        f->path = s->files.v[i];
+        f->scan_file = i;
         f->loss_scale = 1;
-        fpk_dump *d;
-        fpk_error err;
-        if (fpk_dump_open(f->path, NULL, &d, &err) != FPK_OK)
-            cli_die_error(&err);
+        fpk_dump *d = scan_open_file(s, i);
+        f->npy = strcmp(fpk_dump_kind(d), "npy") == 0;
         file_step(f, d);
         if (run->grads_scaled)
             file_loss_scale(f, d);
@@ -195,18 +195,72 @@ static double exact_div(double x, double l, const char *path)
     return q;
 }
 
-/* Statistics of tensor T of D in FORMAT at SCALE (RNE, saturating if
- * SATURATE) into S, on THREADS threads. */
-static void tensor_stats(fpk_dump *d, size_t t, const fpk_format *format, double scale,
-                         bool saturate, fpk_stats *s, int threads)
+/* A tensor's statistics at one step, computed as a job of the scan: in
+ * the run's format at SCALE, saturating if SATURATE (RNE). */
+typedef struct tensor_job {
+    const scan_tensor *t;
+    double scale;
+    bool saturate;
+    scale_counts c; /* out */
+    uint64_t nonfinite;
+    double amax;
+} tensor_job;
+
+typedef struct step_jobs {
+    const scale_run *run;
+    tensor_job *v;
+    size_t n;
+} step_jobs;
+
+static void counts_of(scale_counts *c, const fpk_stats *s);
+
+static bool tensor_stats(scan_worker *w, size_t j, void *arg)
 {
+    const step_jobs *sj = arg;
+    tensor_job *jb = &sj->v[j];
+    fpk_stats *s = scan_scratch(w, sizeof *s);
     fpk_ctx c = fpk_ctx_default();
-    c.saturate = saturate;
-    fpk_stats_init(s, &format, 1, scale, &c);
-    fpk_error err;
-    if (fpk_stats_add_tensor(s, 1, d, t, 0, fpk_dump_tensor(d, t)->count, threads, &err) !=
-        FPK_OK)
-        cli_die_error(&err);
+    c.saturate = jb->saturate;
+    fpk_stats_init(s, &sj->run->format, 1, jb->scale, &c);
+    if (!scan_add_stats(w, jb->t, s, 1))
+        return false;
+    counts_of(&jb->c, s);
+    jb->nonfinite = s->nonfinite;
+    jb->amax = s->amax;
+    return true;
+}
+
+/* Every job of SJ, shared among THREADS threads. */
+static void run_step(const scan *s, step_jobs *sj, int threads)
+{
+    scan_pool pool = {.s = s, .njobs = sj->n, .threads = threads, .job = tensor_stats,
+                      .arg = sj};
+    scan_run(&pool);
+}
+
+/* The tensors of step F that --match keeps, as jobs (their scales to be
+ * set); none is an error. */
+static void step_tensors(const opts *o, const scan *s, const scale_file *f, step_jobs *sj)
+{
+    sj->run = &o->run;
+    sj->n = 0;
+    sj->v = cli_xcalloc(s->ntensors ? s->ntensors : 1, sizeof *sj->v);
+    size_t in_file = 0;
+    const char *first = NULL;
+    for (size_t k = 0; k < s->ntensors; k++) {
+        const scan_tensor *t = &s->tensors[k];
+        if (t->file != f->scan_file)
+            continue;
+        if (!in_file++)
+            first = t->t.name;
+        if (regexec(&o->c.match, t->t.name, 0, NULL, 0) == 0)
+            sj->v[sj->n++].t = t;
+    }
+    if (!sj->n)
+        cli_die(CLI_EXIT_USAGE,
+                "%s: no tensor matches --match '%s' (of %zu: %s%s); a .npy tensor is named by "
+                "its file",
+                f->path, o->run.match, in_file, first ? first : "none", in_file > 1 ? ", ..." : "");
 }
 
 static void counts_of(scale_counts *c, const fpk_stats *s)
@@ -227,30 +281,6 @@ static void add_counts(scale_counts *into, const scale_counts *c)
     into->underflow += c->underflow;
 }
 
-static fpk_dump *open_step(const scale_file *f)
-{
-    fpk_dump *d;
-    fpk_error err;
-    if (fpk_dump_open(f->path, NULL, &d, &err) != FPK_OK)
-        cli_die_error(&err);
-    return d;
-}
-
-static bool matches(const opts *o, const fpk_tensor *t)
-{
-    return regexec(&o->c.match, t->name, 0, NULL, 0) == 0;
-}
-
-static void no_tensor(const opts *o, const fpk_dump *d, const scale_file *f)
-{
-    cli_die(CLI_EXIT_USAGE,
-            "%s: no tensor matches --match '%s' (of %zu: %s%s); a .npy tensor is named by its "
-            "file",
-            f->path, o->run.match, fpk_dump_ntensors(d),
-            fpk_dump_ntensors(d) ? fpk_dump_tensor(d, 0)->name : "none",
-            fpk_dump_ntensors(d) > 1 ? ", ..." : "");
-}
-
 /* S (fp32) times the factor G (fp64), rounded to fp64 and then to fp32, as
  * GradScaler's update does (float * double, stored in a float). */
 static fpk_bits f32_times(fpk_bits s, double g)
@@ -262,27 +292,26 @@ static fpk_bits f32_times(fpk_bits s, double g)
 }
 
 /* Loss mode: GradScaler over the steps. */
-static void replay_loss(opts *o)
+static void replay_loss(opts *o, const scan *s)
 {
     scale_run *run = &o->run;
     run->loss = cli_xcalloc(run->nfiles, sizeof *run->loss);
-    fpk_stats *s = cli_xcalloc(1, sizeof *s);
     fpk_bits scale = run->init_scale;
     int64_t tracker = 0;
     for (size_t i = 0; i < run->nfiles; i++) {
         const scale_file *f = &run->files[i];
         loss_step *st = &run->loss[i];
         st->scale = scale;
-        fpk_dump *d = open_step(f);
+        step_jobs sj;
+        step_tensors(o, s, f, &sj);
         /* A scale of 0 (after enough backoffs) makes every element zero. */
         bool zero = fpk_classify(&fpk_fp32, scale) == FPK_CLASS_ZERO;
         double eff = zero ? 1 : exact_div(scale_f32(scale), f->loss_scale, f->path);
-        for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
-            if (!matches(o, fpk_dump_tensor(d, t)))
-                continue;
-            tensor_stats(d, t, run->format, eff, false, s, o->c.threads);
-            scale_counts c;
-            counts_of(&c, s);
+        for (size_t j = 0; j < sj.n; j++)
+            sj.v[j].scale = eff;
+        run_step(s, &sj, o->c.threads);
+        for (size_t j = 0; j < sj.n; j++) {
+            scale_counts c = sj.v[j].c;
             if (zero) {
                 c.overflow = 0;
                 c.underflow = c.nonzero;
@@ -290,9 +319,7 @@ static void replay_loss(opts *o)
             add_counts(&st->c, &c);
             st->tensors++;
         }
-        if (!st->tensors)
-            no_tensor(o, d, f);
-        fpk_dump_close(d);
+        free(sj.v);
         /* GradScaler.update (_amp_update_scale_): back off and reset the
          * tracker on inf/NaN; else count the step and grow after
          * growth_interval in a row, unless the grown scale is not finite. */
@@ -309,7 +336,6 @@ static void replay_loss(opts *o)
         st->tracker = tracker;
         st->next_scale = scale;
     }
-    free(s);
 }
 
 /* An FP8 tensor's amax history: the last H amaxes, newest at NEXT-1. */
@@ -369,56 +395,59 @@ static void fp8_scale(const scale_run *run, history *h, fp8_entry *e)
  * file's one tensor is named after its file, step number included, so
  * there the number is made "*" (g-7.npy and g-10.npy: one tensor, g-*.npy,
  * at two steps). */
-static char *series_name(const fpk_dump *d, const char *name)
+static char *series_name(const scale_file *f, const char *name)
 {
     const char *start, *end;
-    if (strcmp(fpk_dump_kind(d), "npy") != 0 || !last_number(name, &start, &end))
+    if (!f->npy || !last_number(name, &start, &end))
         return cli_strf("%s", name);
     return cli_strf("%.*s*%s", (int)(start - name), name, end);
 }
 
 /* FP8 mode: each matched tensor cast at its delayed scale. */
-static void replay_fp8(opts *o)
+static void replay_fp8(opts *o, const scan *s)
 {
     scale_run *run = &o->run;
     run->fp8s = cli_xcalloc(run->nfiles, sizeof *run->fp8s);
-    fpk_stats *s = cli_xcalloc(1, sizeof *s);
     history *hs = NULL;
     size_t nh = 0, caph = 0;
     for (size_t i = 0; i < run->nfiles; i++) {
         const scale_file *f = &run->files[i];
         fp8_step *st = &run->fp8s[i];
-        fpk_dump *d = open_step(f);
-        st->t = cli_xcalloc(fpk_dump_ntensors(d), sizeof *st->t);
-        for (size_t t = 0; t < fpk_dump_ntensors(d); t++) {
-            const fpk_tensor *ten = fpk_dump_tensor(d, t);
-            if (!matches(o, ten))
-                continue;
-            char *series = series_name(d, ten->name);
-            for (size_t j = 0; j < st->n; j++)
-                if (strcmp(st->t[j].name, series) == 0)
+        step_jobs sj;
+        step_tensors(o, s, f, &sj);
+        st->t = cli_xcalloc(sj.n, sizeof *st->t);
+        history **hist = cli_xcalloc(sj.n, sizeof *hist);
+        /* the scales, from the amaxes of the steps before */
+        for (size_t j = 0; j < sj.n; j++) {
+            char *series = series_name(f, sj.v[j].t->t.name);
+            for (size_t k = 0; k < st->n; k++)
+                if (strcmp(st->t[k].name, series) == 0)
                     cli_die(CLI_EXIT_USAGE, "%s: tensor %s twice", f->path, series);
-            history *h = history_of(&hs, &nh, &caph, series, run->history);
+            history *h = hist[j] = history_of(&hs, &nh, &caph, series, run->history);
             free(series);
             fp8_entry *e = &st->t[st->n++];
             e->name = h->name;
             fp8_scale(run, h, e);
-            double eff = exact_div(scale_f32(e->scale), f->loss_scale, f->path);
-            tensor_stats(d, t, run->format, eff, true, s, o->c.threads);
-            counts_of(&e->c, s);
+            sj.v[j].scale = exact_div(scale_f32(e->scale), f->loss_scale, f->path);
+            sj.v[j].saturate = true;
+        }
+        run_step(s, &sj, o->c.threads);
+        for (size_t j = 0; j < sj.n; j++) {
+            fp8_entry *e = &st->t[j];
+            history *h = hist[j];
+            e->c = sj.v[j].c;
             /* The amax recorded: of the unscaled gradient, inf if any
              * element is inf or NaN. */
-            e->amax = s->nonfinite ? fpk_to_double(&fpk_fp64, fpk_fp64.inf)
-                                   : exact_div(s->amax, f->loss_scale, f->path);
+            e->amax = sj.v[j].nonfinite ? fpk_to_double(&fpk_fp64, fpk_fp64.inf)
+                                        : exact_div(sj.v[j].amax, f->loss_scale, f->path);
             h->amax[h->next] = e->amax;
             h->next = (h->next + 1) % (size_t)run->history;
             if (h->n < (size_t)run->history)
                 h->n++;
             add_counts(&st->sum, &e->c);
         }
-        if (!st->n)
-            no_tensor(o, d, f);
-        fpk_dump_close(d);
+        free(hist);
+        free(sj.v);
     }
     /* The entries point at the names, which the run keeps. */
     run->names = cli_xcalloc(nh, sizeof *run->names);
@@ -428,15 +457,12 @@ static void replay_fp8(opts *o)
         free(hs[i].amax);
     }
     free(hs);
-    free(s);
 }
 
-/* Protects the inputs and checks the outputs before the work: no output
- * replaces an input or another output. */
+/* Checks the outputs before the work: no output replaces an input (the
+ * scan protects those) or another output. */
 static void guard_outputs(const opts *o)
 {
-    for (size_t i = 0; i < o->run.nfiles; i++)
-        outfile_protect(o->run.files[i].path);
     const char *outs[] = {o->c.json, o->c.plot};
     outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
@@ -551,31 +577,27 @@ int main(int argc, char **argv)
     if (o.c.plot)
         gp_check(o.c.plot, "fpscale.gp");
 
-    cli_files fs = {0};
-    for (int i = 0; i < o.c.noperands; i++)
-        cli_walk_files(o.c.operands[i], &fs);
-    if (!fs.n)
+    scan s;
+    scan_open(&s, o.c.operands, o.c.noperands, NULL);
+    if (!s.files.n)
         cli_die(CLI_EXIT_USAGE, "no dumps found: the paths hold no .npy or safetensors files");
-    list_steps(run, &fs);
+    list_steps(run, &s);
     guard_outputs(&o);
     if (run->fp8)
-        replay_fp8(&o);
+        replay_fp8(&o, &s);
     else
-        replay_loss(&o);
+        replay_loss(&o, &s);
     write_outputs(&o);
 
-    for (size_t i = 0; i < run->nfiles; i++) {
-        if (run->fp8)
-            free(run->fp8s[i].t);
-        free(run->files[i].path);
-    }
+    for (size_t i = 0; run->fp8 && i < run->nfiles; i++)
+        free(run->fp8s[i].t);
     for (size_t i = 0; i < run->nnames; i++)
         free(run->names[i]);
     free(run->names);
     free(run->fp8s);
     free(run->loss);
     free(run->files);
-    free(fs.v);
+    scan_free(&s);
     cli_common_free(&o.c);
     return 0;
 }

@@ -14,7 +14,9 @@
 
 /* One dump file: one step. */
 typedef struct scale_file {
-    char *path;
+    char *path;              /* the scan's */
+    size_t scan_file;        /* its index among the scan's files */
+    bool npy;                /* a .npy file: its tensor is named after it */
     int64_t step;
     bool step_from_metadata; /* else from the file name */
     double loss_scale;       /* __metadata__ loss_scale, with --grads-scaled */

@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "fpscale.h"
 #include "gnuplot.h"
-#include "grad.h"
 
 bool scale_log2(fpk_bits scale, int *k)
 {
@@ -90,7 +89,7 @@ static void text_loss(const scale_run *run, FILE *out)
         scale_text_value(sc, sizeof sc, s->scale);
         fprintf(out, "%8" PRId64 " %8s %7s %8" PRIu64 " %7s %9" PRIu64 "  %s\n", run->files[i].step,
                 sc, s->skipped ? "yes" : "no", s->c.overflow + s->c.nonfinite,
-                grad_percent(pct, s->c.underflow, s->c.nonzero), s->c.nonzero,
+                cli_percent(pct, s->c.underflow, s->c.nonzero), s->c.nonzero,
                 base_name(run->files[i].path));
         skipped += s->skipped;
     }
@@ -119,8 +118,8 @@ static void text_fp8(const scale_run *run, FILE *out)
             snprintf(am, sizeof am, "%.4g", e->amax);
             char *name = cli_printable(e->name);
             fprintf(out, "%8" PRId64 " %14s %10s %10s %7s %7s  %s\n", run->files[i].step, sc, ha,
-                    am, grad_percent(p1, e->c.overflow, e->c.nonzero),
-                    grad_percent(p2, e->c.underflow, e->c.nonzero), name);
+                    am, cli_percent(p1, e->c.overflow, e->c.nonzero),
+                    cli_percent(p2, e->c.underflow, e->c.nonzero), name);
             free(name);
         }
         all.nonzero += s->sum.nonzero;
@@ -131,8 +130,8 @@ static void text_fp8(const scale_run *run, FILE *out)
     fprintf(out,
             "all steps: of %" PRIu64 " nonzero finite elements, %" PRIu64
             " saturated (%s%%), %" PRIu64 " underflowed (%s%%)\n",
-            all.nonzero, all.overflow, grad_percent(p1, all.overflow, all.nonzero), all.underflow,
-            grad_percent(p2, all.underflow, all.nonzero));
+            all.nonzero, all.overflow, cli_percent(p1, all.overflow, all.nonzero), all.underflow,
+            cli_percent(p2, all.underflow, all.nonzero));
 }
 
 void scale_text(const scale_run *run, FILE *out)

@@ -94,19 +94,6 @@ static void parse_sweep(opts *o, const char *s)
         run->sweep_lr[i] = i == 0 ? lo : i == n - 1 ? hi : exp2(l0 + i * (l1 - l0) / (n - 1));
 }
 
-static char *shape_text(const fpk_tensor *e)
-{
-    char *s = cli_strf("[");
-    for (int i = 0; i < e->ndim; i++) {
-        char *n = cli_strf("%s%s%" PRIu64, s, i ? ", " : "", e->shape[i]);
-        free(s);
-        s = n;
-    }
-    char *n = cli_strf("%s]", s);
-    free(s);
-    return n;
-}
-
 static bool matches(const opts *o, const char *name)
 {
     return !o->c.has_match || regexec(&o->c.match, name, 0, NULL, 0) == 0;
@@ -121,7 +108,9 @@ static void add_row(opts *o, const scan *s, size_t *cap, const char *p, size_t w
     const char *wfile = s->files.v[tw->file], *ufile = s->files.v[tu->file];
     if (tw->t.ndim != tu->t.ndim ||
         memcmp(tw->t.shape, tu->t.shape, (size_t)tw->t.ndim * sizeof tw->t.shape[0])) {
-        char *a = shape_text(&tw->t), *b = shape_text(&tu->t);
+        char a[512], b[512];
+        cli_shape_text(a, sizeof a, tw->t.ndim, tw->t.shape);
+        cli_shape_text(b, sizeof b, tu->t.ndim, tu->t.shape);
         cli_die(CLI_EXIT_USAGE, "%s: %s has shape %s but %s (%s) has shape %s", wfile,
                 tw->t.name, a, tu->t.name, ufile, b);
     }

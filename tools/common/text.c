@@ -1,0 +1,53 @@
+/* Text for the tools' tables (text.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "text.h"
+
+const char *cli_percent(char *buf, uint64_t n, uint64_t d)
+{
+    if (!d)
+        return "-";
+    if (!n)
+        return "0";
+    if (n == d)
+        return "100";
+    double p = 100.0 * (double)n / (double)d;
+    if (p < 0.01)
+        return "<0.01";
+    if (p > 99.99)
+        return ">99.99";
+    snprintf(buf, 8, "%.2f", p);
+    return buf;
+}
+
+void cli_shape_text(char *buf, size_t len, int ndim, const uint64_t *shape)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = -1; i <= ndim && used < len; i++) {
+        int n = i < 0       ? snprintf(buf + used, len - used, "[")
+                : i == ndim ? snprintf(buf + used, len - used, "]")
+                            : snprintf(buf + used, len - used, "%s%" PRIu64, i ? ", " : "",
+                                       shape[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+char *cli_printable(const char *s)
+{
+    char *out = cli_xcalloc(4 * strlen(s) + 1, 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p >= 0x20 && *p != 0x7f)
+            *o++ = (char)*p;
+        else if (*p == '\n' || *p == '\t' || *p == '\r')
+            o += sprintf(o, "\\%c", *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r');
+        else
+            o += sprintf(o, "\\x%02x", *p);
+    }
+    return out;
+}
