@@ -38,6 +38,19 @@ void cli_shape_text(char *buf, size_t len, int ndim, const uint64_t *shape)
     }
 }
 
+json_t *cli_json_count(uint64_t n)
+{
+    return json_integer((json_int_t)n);
+}
+
+json_t *cli_json_shape(int ndim, const uint64_t *shape)
+{
+    json_t *a = json_array();
+    for (int d = 0; d < ndim; d++)
+        json_array_append_new(a, cli_json_count(shape[d]));
+    return a;
+}
+
 char *cli_printable(const char *s)
 {
     char *out = cli_xcalloc(4 * strlen(s) + 1, 1), *o = out;

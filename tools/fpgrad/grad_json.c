@@ -5,11 +5,6 @@
 #include "cli.h"
 #include "grad.h"
 
-static json_t *count(uint64_t n)
-{
-    return json_integer((json_int_t)n);
-}
-
 /* N/D, or null when D is 0. */
 static json_t *frac(uint64_t n, uint64_t d)
 {
@@ -24,9 +19,9 @@ static json_t *log2_or_null(bool has, int v)
 /* The counts of K and their fractions of NONZERO and of ALL elements, into O. */
 static void put_counts(json_t *o, const fpk_format_counts *k, uint64_t nonzero, uint64_t all)
 {
-    json_object_set_new(o, "underflow", count(k->underflow));
-    json_object_set_new(o, "subnormal", count(k->subnormal));
-    json_object_set_new(o, "overflow", count(k->overflow));
+    json_object_set_new(o, "underflow", cli_json_count(k->underflow));
+    json_object_set_new(o, "subnormal", cli_json_count(k->subnormal));
+    json_object_set_new(o, "overflow", cli_json_count(k->overflow));
     json_object_set_new(o, "underflow_frac", frac(k->underflow, nonzero));
     json_object_set_new(o, "subnormal_frac", frac(k->subnormal, nonzero));
     json_object_set_new(o, "overflow_frac", frac(k->overflow, nonzero));
@@ -84,21 +79,19 @@ static json_t *row_json(const grad_run *run, const grad_row *r)
 {
     json_t *o = json_object();
     if (r->name) {
-        json_t *shape = json_array();
-        for (int i = 0; i < r->ndim; i++)
-            json_array_append_new(shape, count(r->shape[i]));
+        json_t *shape = cli_json_shape(r->ndim, r->shape);
         json_object_set_new(o, "name", json_string(r->name));
         json_object_set_new(o, "file", json_string(r->file));
         json_object_set_new(o, "dtype", json_string(fpk_dtype_name(r->dtype)));
         json_object_set_new(o, "shape", shape);
     } else {
-        json_object_set_new(o, "tensors", count(run->nrows));
-        json_object_set_new(o, "files", count(run->nfiles));
+        json_object_set_new(o, "tensors", cli_json_count(run->nrows));
+        json_object_set_new(o, "files", cli_json_count(run->nfiles));
     }
-    json_object_set_new(o, "count", count(r->count));
-    json_object_set_new(o, "zeros", count(r->zeros));
-    json_object_set_new(o, "nonfinite", count(r->nonfinite));
-    json_object_set_new(o, "nonzero_finite", count(grad_nonzero(r)));
+    json_object_set_new(o, "count", cli_json_count(r->count));
+    json_object_set_new(o, "zeros", cli_json_count(r->zeros));
+    json_object_set_new(o, "nonfinite", cli_json_count(r->nonfinite));
+    json_object_set_new(o, "nonzero_finite", cli_json_count(grad_nonzero(r)));
     json_object_set_new(o, "amax", json_real(r->amax));
     int lo = 0, hi = 0, med = 0;
     bool any = grad_log2_range(r, &lo, &hi);
@@ -109,7 +102,7 @@ static json_t *row_json(const grad_run *run, const grad_row *r)
     json_t *hist = json_object(), *counts = json_array();
     json_object_set_new(hist, "min", json_integer(r->hist_min));
     for (size_t i = 0; i < r->hist_n; i++)
-        json_array_append_new(counts, count(r->hist[i]));
+        json_array_append_new(counts, cli_json_count(r->hist[i]));
     json_object_set_new(hist, "counts", counts);
     json_object_set_new(o, "log2_hist", hist);
     json_object_set_new(o, "formats", formats_json(run, r->fmt, r, run->sqnr ? r->err : NULL));

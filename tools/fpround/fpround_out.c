@@ -181,11 +181,6 @@ void fr_text(const fr_run *run, FILE *out)
     }
 }
 
-static json_t *count(uint64_t n)
-{
-    return json_integer((json_int_t)n);
-}
-
 /* X, or null when it is not finite. */
 static json_t *real(double x)
 {
@@ -213,10 +208,10 @@ static json_t *err_json(const fr_err *e)
 {
     err_view v = view(e);
     json_t *o = json_object();
-    json_object_set_new(o, "measured", count(e->measured));
-    json_object_set_new(o, "overflow", count(e->overflow));
-    json_object_set_new(o, "underflow", count(e->underflow));
-    json_object_set_new(o, "exact", count(e->exact));
+    json_object_set_new(o, "measured", cli_json_count(e->measured));
+    json_object_set_new(o, "overflow", cli_json_count(e->overflow));
+    json_object_set_new(o, "underflow", cli_json_count(e->underflow));
+    json_object_set_new(o, "exact", cli_json_count(e->exact));
     json_object_set_new(o, "mean_rel_error", statistic(v.any, v.mean));
     json_object_set_new(o, "rms_rel_error", statistic(v.any, v.rms));
     json_object_set_new(o, "max_rel_error", statistic(v.any, e->max_rel));
@@ -225,7 +220,7 @@ static json_t *err_json(const fr_err *e)
     json_object_set_new(o, "sqnr_db", v.any && !v.sqnr_inf ? json_real(v.sqnr) : json_null());
     json_t *h = json_array();
     for (int b = 0; b < FR_HIST_BINS; b++)
-        json_array_append_new(h, count(e->hist[b]));
+        json_array_append_new(h, cli_json_count(e->hist[b]));
     json_object_set_new(o, "ulp_hist", h);
     return o;
 }
@@ -260,8 +255,8 @@ static json_t *acc_json(const fr_acc *a, fpk_round mode, fr_method meth)
         json_object_set_new(o, "rel_error", real(a->rel[0]));
         if (meth == FR_SEQ) {
             json_object_set_new(o, "stagnation",
-                                a->has_stagnation ? count(a->stagnation) : json_null());
-            json_object_set_new(o, "absorbed", count(a->absorbed));
+                                a->has_stagnation ? cli_json_count(a->stagnation) : json_null());
+            json_object_set_new(o, "absorbed", cli_json_count(a->absorbed));
         }
         return o;
     }
@@ -316,16 +311,8 @@ static json_t *acc_total(const fr_run *run, int j, int meth, int m)
     }
     json_t *o = json_object();
     json_object_set_new(o, "max_abs_rel_error", worst >= 0 ? json_real(worst) : json_null());
-    json_object_set_new(o, "nonfinite", count(nonfinite));
+    json_object_set_new(o, "nonfinite", cli_json_count(nonfinite));
     return o;
-}
-
-static json_t *shape_json(const fr_row *r)
-{
-    json_t *a = json_array();
-    for (int d = 0; d < r->ndim; d++)
-        json_array_append_new(a, count(r->shape[d]));
-    return a;
 }
 
 json_t *fr_json(const fr_run *run)
@@ -340,7 +327,7 @@ json_t *fr_json(const fr_run *run)
         json_array_append_new(modes, json_string(fpk_round_name(run->modes[m])));
     json_object_set_new(root, "formats", fmts);
     json_object_set_new(root, "round", modes);
-    json_object_set_new(root, "seed", count(run->seed));
+    json_object_set_new(root, "seed", cli_json_count(run->seed));
     json_object_set_new(root, "seeds", run->kind == FR_ERROR ? json_null() : json_integer(run->seeds));
     json_t *ts = json_array();
     for (size_t i = 0; i < run->nrows; i++) {
@@ -351,10 +338,10 @@ json_t *fr_json(const fr_run *run)
             json_object_set_new(t, "name_b", json_string(r->name_b));
         json_object_set_new(t, "file", json_string(r->file));
         json_object_set_new(t, "dtype", json_string(fpk_dtype_name(r->dtype)));
-        json_object_set_new(t, "shape", shape_json(r));
-        json_object_set_new(t, "count", count(r->count));
-        json_object_set_new(t, "zeros", count(r->zeros));
-        json_object_set_new(t, "nonfinite", count(r->nonfinite));
+        json_object_set_new(t, "shape", cli_json_shape(r->ndim, r->shape));
+        json_object_set_new(t, "count", cli_json_count(r->count));
+        json_object_set_new(t, "zeros", cli_json_count(r->zeros));
+        json_object_set_new(t, "nonfinite", cli_json_count(r->nonfinite));
         if (run->kind == FR_ERROR) {
             json_object_set_new(t, "formats", err_formats(run, r));
         } else {
@@ -366,11 +353,11 @@ json_t *fr_json(const fr_run *run)
     json_object_set_new(root, "tensors", ts);
     const fr_row *r = &run->total;
     json_t *t = json_object();
-    json_object_set_new(t, "tensors", count(run->nrows));
-    json_object_set_new(t, "files", count(run->nfiles));
-    json_object_set_new(t, "count", count(r->count));
-    json_object_set_new(t, "zeros", count(r->zeros));
-    json_object_set_new(t, "nonfinite", count(r->nonfinite));
+    json_object_set_new(t, "tensors", cli_json_count(run->nrows));
+    json_object_set_new(t, "files", cli_json_count(run->nfiles));
+    json_object_set_new(t, "count", cli_json_count(r->count));
+    json_object_set_new(t, "zeros", cli_json_count(r->zeros));
+    json_object_set_new(t, "nonfinite", cli_json_count(r->nonfinite));
     if (run->kind == FR_ERROR) {
         json_object_set_new(t, "formats", err_formats(run, r));
     } else {

@@ -148,11 +148,6 @@ void sw_text(const sw_run *run, FILE *out)
     }
 }
 
-static json_t *count(uint64_t n)
-{
-    return json_integer((json_int_t)n);
-}
-
 static json_t *real(double v)
 {
     return isnan(v) ? json_null() : json_real(v);
@@ -162,20 +157,20 @@ static json_t *hist_json(const uint64_t *h)
 {
     json_t *a = json_array();
     for (int b = 0; b < SW_BINS; b++)
-        json_array_append_new(a, count(h[b]));
+        json_array_append_new(a, cli_json_count(h[b]));
     return a;
 }
 
 /* One strategy's measures into O. */
 static void put_acc(json_t *o, const sw_row *r, const sw_acc *a)
 {
-    json_object_set_new(o, "lost", count(a->lost));
+    json_object_set_new(o, "lost", cli_json_count(a->lost));
     json_object_set_new(o, "lost_frac", real(sw_lost_frac(r, a)));
-    json_object_set_new(o, "half_lost", count(a->half));
+    json_object_set_new(o, "half_lost", cli_json_count(a->half));
     json_object_set_new(o, "half_lost_frac", real(sw_half_frac(r, a)));
-    json_object_set_new(o, "overflow", count(a->overflow));
+    json_object_set_new(o, "overflow", cli_json_count(a->overflow));
     json_object_set_new(o, "ratio_hist", hist_json(a->hist));
-    json_object_set_new(o, "stuck", count(a->stuck));
+    json_object_set_new(o, "stuck", cli_json_count(a->stuck));
     json_object_set_new(o, "drift_mean", real(sw_drift_mean(r, a)));
     json_object_set_new(o, "drift_signed_mean", real(sw_drift_signed_mean(r, a)));
     json_object_set_new(o, "drift_max",
@@ -207,7 +202,7 @@ static json_t *sr_json(const sw_run *run, const sw_row *r, const sw_acc *sr)
     json_t *o = json_object(), *lost = json_array(), *drift = json_array();
     sw_acc sum = {0};
     for (int s = 0; s < run->seeds; s++) {
-        json_array_append_new(lost, count(sr[s].lost));
+        json_array_append_new(lost, cli_json_count(sr[s].lost));
         json_array_append_new(drift, real(sw_drift_signed_mean(r, &sr[s])));
         sum.overflow += sr[s].overflow;
         for (int b = 0; b < SW_BINS; b++)
@@ -220,7 +215,7 @@ static json_t *sr_json(const sw_run *run, const sw_row *r, const sw_acc *sr)
     put_seed_stats(o, "drift_signed", run, r, sr, sw_drift_signed_mean);
     json_object_set_new(o, "lost", lost);
     json_object_set_new(o, "drift_signed", drift);
-    json_object_set_new(o, "overflow", count(sum.overflow));
+    json_object_set_new(o, "overflow", cli_json_count(sum.overflow));
     json_object_set_new(o, "ratio_hist", hist_json(sum.hist));
     return o;
 }
@@ -250,11 +245,11 @@ static json_t *sweep_json(const sw_run *run, const sw_row *r)
             uint64_t lost = r->sweep_lost[p * run->nformats + j],
                      half = r->sweep_half[p * run->nformats + j];
             json_t *f = json_object();
-            json_object_set_new(f, "lost", count(lost));
+            json_object_set_new(f, "lost", cli_json_count(lost));
             json_object_set_new(f, "lost_frac",
                                 r->nonzero ? json_real((double)lost / (double)r->nonzero)
                                            : json_null());
-            json_object_set_new(f, "half_lost", count(half));
+            json_object_set_new(f, "half_lost", cli_json_count(half));
             json_object_set_new(f, "half_lost_frac",
                                 r->nonzero ? json_real((double)half / (double)r->nonzero)
                                            : json_null());
@@ -269,9 +264,7 @@ static json_t *row_json(const sw_run *run, const sw_row *r)
 {
     json_t *o = json_object();
     if (r->name) {
-        json_t *shape = json_array();
-        for (int i = 0; i < r->ndim; i++)
-            json_array_append_new(shape, count(r->shape[i]));
+        json_t *shape = cli_json_shape(r->ndim, r->shape);
         json_object_set_new(o, "name", json_string(r->name));
         json_object_set_new(o, "weight", json_string(r->wname));
         json_object_set_new(o, "update", json_string(r->uname));
@@ -279,12 +272,12 @@ static json_t *row_json(const sw_run *run, const sw_row *r)
         json_object_set_new(o, "update_file", json_string(r->ufile));
         json_object_set_new(o, "shape", shape);
     } else {
-        json_object_set_new(o, "tensors", count(run->nrows));
-        json_object_set_new(o, "files", count(run->nfiles));
+        json_object_set_new(o, "tensors", cli_json_count(run->nrows));
+        json_object_set_new(o, "files", cli_json_count(run->nfiles));
     }
-    json_object_set_new(o, "count", count(r->count));
-    json_object_set_new(o, "nonfinite", count(r->nonfinite));
-    json_object_set_new(o, "update_nonzero", count(r->nonzero));
+    json_object_set_new(o, "count", cli_json_count(r->count));
+    json_object_set_new(o, "nonfinite", cli_json_count(r->nonfinite));
+    json_object_set_new(o, "update_nonzero", cli_json_count(r->nonzero));
     json_object_set_new(o, "fp32_master", run->main_report ? acc_json(r, &r->master) : json_null());
     json_object_set_new(o, "formats", formats_json(run, r));
     json_object_set_new(o, "lr_sweep", sweep_json(run, r));
