@@ -7,6 +7,8 @@
 
 #define FPKI_F32_ONE UINT32_C(0x3f800000)
 #define FPKI_F32_MAXF UINT32_C(0x7f7fffff)
+#define FPKI_F32_MAGNITUDE UINT32_C(0x7fffffff)
+#define FPKI_F32_INFINITY UINT32_C(0x7f800000)
 
 /* How the elements of one block are scaled before they are rounded. */
 typedef enum fpki_scaling {
@@ -57,5 +59,16 @@ void fpki_recipe_stats_element(fpk_recipe_stats *s, const fpki_block_plan *bp, u
                                uint8_t p, uint32_t y, unsigned flags);
 void fpki_recipe_stats_block(fpk_recipe_stats *s, const fpki_block_plan *bp, uint32_t amax,
                              uint32_t amin);
+
+/* The fast element loop (recipe_fast.c): whether it takes R's elements
+ * (FPK_RNE); VALUES[p] := the float32 bits of code P of E (256 of them);
+ * and the N elements X of one block row of plan P (not a POW2 plan of k
+ * below -127), their codes, values, flags and statistics as recipe.c's
+ * loop gives them, *AMIN the least nonzero finite magnitude so far. */
+bool fpki_recipe_fast(const fpk_recipe *r);
+void fpki_recipe_table(const fpk_format *e, uint32_t *values);
+void fpki_recipe_fast_block(const fpk_recipe *r, const fpki_block_plan *p,
+                            const uint32_t *values, const float *x, size_t n, uint8_t *codes,
+                            float *y, unsigned *flags, fpk_recipe_stats *s, uint32_t *amin);
 
 #endif

@@ -443,6 +443,12 @@ int fpk_recipe_quantize(const fpk_recipe *r, const float *x, size_t rows, size_t
     size_t br, bc;
     fpk_recipe_blocks(r, rows, cols, &br, &bc);
     size_t bh = r->block_rows ? r->block_rows : rows, bw = r->block_cols ? r->block_cols : cols;
+    /* FPK_RECIPE_SCALAR, set, keeps to the reference loop (for tests). */
+    const char *scalar = getenv("FPK_RECIPE_SCALAR");
+    const bool fast = fpki_recipe_fast(r) && !(scalar && *scalar && strcmp(scalar, "0"));
+    uint32_t values[256];
+    if (fast)
+        fpki_recipe_table(r->elem, values);
     for (size_t bi = 0; bi < br; bi++) {
         size_t r0 = bi * bh, r1 = r0 + bh < rows ? r0 + bh : rows;
         for (size_t bj = 0; bj < bc; bj++) {
@@ -456,6 +462,17 @@ int fpk_recipe_quantize(const fpk_recipe *r, const float *x, size_t rows, size_t
             const fpki_block_plan p = fpki_block_plan_of(r, &t, bmax, bnf);
             if (q->scales)
                 q->scales[bi * bc + bj] = p.scale;
+            if (fast && !(p.how == FPKI_SCALE_POW2 && p.k < -127)) {
+                for (size_t i = r0; i < r1; i++) {
+                    size_t at = i * cols + c0;
+                    fpki_recipe_fast_block(r, &p, values, in + at, c1 - c0,
+                                           q->codes ? q->codes + at : NULL,
+                                           q->y ? q->y + at : NULL, &q->flags, s, &bmin);
+                }
+                if (s)
+                    fpki_recipe_stats_block(s, &p, bmax, bmin);
+                continue;
+            }
             for (size_t i = r0; i < r1; i++)
                 for (size_t j = c0; j < c1; j++) {
                     size_t at = i * cols + j;
