@@ -15,6 +15,9 @@
  *     E2M1 (element by element through the core), in calls of 1024
  *     blocks as fpgrad makes them, next to MPFR's rounding into the same
  *     element format alone;
+ *   - recipes (fpk_recipe_quantize: codes, scales, values and the
+ *     recipe's statistics) for MXFP8, DeepSeek's 1x128 FP8 blocks, NVFP4
+ *     and NVFP4 with the RHT, over a slice viewed as rows of 128;
  *   - fpgrad's statistics for fp16, bf16, e4m3 and e5m2 at once
  *     (fpk_stats_add_array) next to fpk_stats_add on the same values as
  *     doubles;
@@ -308,6 +311,35 @@ static double time_calls(const fpk_format *f, size_t call, void *out)
         best = t < best ? t : best;
     }
     return best;
+}
+
+/* fpk_recipe_quantize of a slice under the recipe NAME, codes, scales,
+ * values and statistics out, the time scaled to N elements. */
+static double time_recipe(const char *name)
+{
+    fpk_recipe r;
+    if (fpk_recipe_parse(name, &r, NULL))
+        die(name);
+    size_t rows = SLICE / 128, br, bc, nb = fpk_recipe_blocks(&r, rows, 128, &br, &bc);
+    uint8_t *codes = xmalloc(SLICE);
+    uint32_t *scales = xmalloc(nb * sizeof *scales);
+    float *y = xmalloc(SLICE * sizeof *y);
+    double best = 1e30;
+    for (int k = 0; k < REPS; k++) {
+        fpk_recipe_stats *st = xmalloc(sizeof *st);
+        fpk_recipe_stats_init(st, &r);
+        fpk_quantized q = {.codes = codes, .scales = scales, .y = y};
+        double t0 = cpu_now();
+        if (fpk_recipe_quantize(&r, (const float *)(const void *)data, rows, 128, NULL, &q, st,
+                                NULL))
+            die(name);
+        double t = cpu_now() - t0;
+        sink += codes[SLICE / 2] + st->flushed;
+        free(st);
+        best = t < best ? t : best;
+    }
+    free(codes), free(scales), free(y);
+    return best * (double)N / SLICE;
 }
 
 /* The squared errors of fake quantisation into F (an SQNR's sums): in one
@@ -786,6 +818,15 @@ int main(int argc, char **argv)
         row(mx[m].what, t, N, extra);
     }
     free(out);
+    static const char *const recipes[] = {"mxfp8-e4m3", "mxfp4", "fp8-block128", "nvfp4",
+                                          "nvfp4-rht"};
+    for (size_t k = 0; k < sizeof recipes / sizeof recipes[0]; k++) {
+        char what[64], extra[64];
+        double t = time_recipe(recipes[k]);
+        snprintf(what, sizeof what, "recipe %s, with statistics", recipes[k]);
+        snprintf(extra, sizeof extra, "%5.1f%% of the plain read's speed", 100 * read / t);
+        row(what, t, N, extra);
+    }
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t += 3) {
         double one = time_sqerr(targets[t], true), two = time_sqerr(targets[t], false);
         char what[64], extra[64];

@@ -312,4 +312,6 @@ int fpk_stats_add_tensor(fpk_stats *s, int ns, fpk_dump *d, size_t i, uint64_t f
 }
 #endif
 
+#include "fpkit-recipe.h"
+
 #endif

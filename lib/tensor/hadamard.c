@@ -1,0 +1,99 @@
+/* The 16-point random Hadamard transform of NVFP4 training (Transformer
+ * Engine applies it to the inputs of the weight-gradient product): each
+ * output an exact signed sum of the 16 inputs, divided by 4, rounded
+ * once.  The sum is formed in a fixed-point accumulator wide enough for
+ * every float32 (2^-149 .. 2^128, with 4 bits of carry for 16 terms),
+ * then rounded by the core. */
+#include <string.h>
+
+#include "recipe-impl.h"
+
+/* Bit 0 of the accumulator weighs 2^ACC_LSB: float32's least subnormal
+ * over 4. */
+#define ACC_LSB (-151)
+#define ACC_LIMBS 5 /* 320 bits: 2^-151 .. 2^169 */
+
+typedef struct acc {
+    uint64_t w[ACC_LIMBS]; /* two's complement, least significant first */
+} acc;
+
+/* A += (or -= when NEG) SIG * 2^SHIFT, SIG < 2^24, SHIFT >= 0. */
+static void acc_add(acc *a, uint64_t sig, int shift, bool neg)
+{
+    uint64_t t[ACC_LIMBS] = {0};
+    int limb = shift / 64, bit = shift % 64;
+    t[limb] = sig << bit;
+    if (bit && limb + 1 < ACC_LIMBS)
+        t[limb + 1] = sig >> (64 - bit);
+    if (neg) { /* two's complement of T */
+        uint64_t carry = 1;
+        for (int i = 0; i < ACC_LIMBS; i++) {
+            t[i] = ~t[i] + carry;
+            carry = carry && t[i] == 0;
+        }
+    }
+    uint64_t carry = 0;
+    for (int i = 0; i < ACC_LIMBS; i++) {
+        uint64_t s = a->w[i] + t[i];
+        uint64_t c1 = s < t[i];
+        a->w[i] = s + carry;
+        carry = c1 | (a->w[i] < s);
+    }
+}
+
+/* The accumulator's value rounded into F to nearest even, as float32. */
+static uint32_t acc_round(acc *a, const fpk_format *f)
+{
+    bool neg = a->w[ACC_LIMBS - 1] >> 63;
+    if (neg) {
+        uint64_t carry = 1;
+        for (int i = 0; i < ACC_LIMBS; i++) {
+            a->w[i] = ~a->w[i] + carry;
+            carry = carry && a->w[i] == 0;
+        }
+    }
+    int top = ACC_LIMBS - 1;
+    while (top >= 0 && !a->w[top])
+        top--;
+    if (top < 0)
+        return 0; /* an exact zero sum: +0, as the sum of products is */
+    /* hi:lo := the 128 bits from the top limb down, the rest sticky. */
+    uint64_t hi = a->w[top], lo = top ? a->w[top - 1] : 0, sticky = 0;
+    for (int i = top - 2; i >= 0; i--)
+        sticky |= a->w[i];
+    fpk_ctx c = fpk_ctx_default();
+    int64_t exp = ACC_LSB + 64 * (int64_t)(top > 0 ? top - 1 : 0);
+    if (!top) { /* a single limb */
+        lo = hi;
+        hi = 0;
+    }
+    fpk_bits z = fpki_round_pack(f, neg, exp, hi, lo | (sticky != 0), &c);
+    c = fpk_ctx_default();
+    return (uint32_t)fpk_convert(&fpk_fp32, f, z, &c);
+}
+
+void fpk_rht16(const float *x, uint16_t signs, const fpk_format *f, float *z)
+{
+    fpki_unpacked u[16];
+    bool special = false;
+    for (int i = 0; i < 16; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], sizeof b);
+        u[i] = fpki_unpack(&fpk_fp32, b, NULL);
+        special |= u[i].cls >= FPK_CLASS_INF;
+    }
+    for (int j = 0; j < 16; j++) {
+        uint32_t out = UINT32_C(0x7fc00000);
+        if (!special) {
+            acc a = {{0}};
+            for (int i = 0; i < 16; i++) {
+                if (u[i].cls == FPK_CLASS_ZERO)
+                    continue;
+                bool neg = u[i].sign ^ (signs >> i & 1) ^ (__builtin_popcount(i & j) & 1);
+                acc_add(&a, u[i].sig, u[i].exp - 2 - ACC_LSB, neg);
+            }
+            out = acc_round(&a, f);
+        }
+        memcpy(&z[j], &out, sizeof out);
+    }
+}
