@@ -27,9 +27,75 @@ struct scan_worker {
     size_t scratch_size;
 };
 
+/* A step number: decimal digits only (leading zeros allowed), within
+ * int64; false otherwise. */
+static bool parse_step(const char *s, size_t n, int64_t *step)
+{
+    if (n == 0)
+        return false;
+    while (n > 1 && *s == '0')
+        s++, n--;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > (INT64_MAX - (s[i] - '0')) / 10)
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *step = v;
+    return true;
+}
+
+bool scan_last_number(const char *path, const char **start, const char **end)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    *start = *end = NULL;
+    for (const char *p = base; *p; p++)
+        if (*p >= '0' && *p <= '9') {
+            if (!*end || p != *end)
+                *start = p;
+            *end = p + 1;
+        }
+    return *start != NULL;
+}
+
+static scan_step file_step(const char *path, const fpk_dump *d)
+{
+    scan_step st = {0};
+    const char *meta = fpk_dump_metadata(d, "step");
+    if (meta) {
+        st.known = parse_step(meta, strlen(meta), &st.step);
+        st.from_metadata = true;
+        if (!st.known)
+            snprintf(st.problem, sizeof st.problem,
+                     "__metadata__ step \"%.100s\" is not a step number (0 or more)", meta);
+        return st;
+    }
+    const char *start, *end;
+    if (!scan_last_number(path, &start, &end)) {
+        snprintf(st.problem, sizeof st.problem, "%s",
+                 "no step number: no __metadata__ step and no number in the file name; name "
+                 "the files by step (step-000042.npy)");
+        return st;
+    }
+    st.known = parse_step(start, (size_t)(end - start), &st.step);
+    if (!st.known)
+        snprintf(st.problem, sizeof st.problem, "the step number in the file name is too large");
+    return st;
+}
+
+int64_t scan_need_step(const scan *s, size_t i)
+{
+    const scan_step *st = &s->steps[i];
+    if (!st->known)
+        cli_die(CLI_EXIT_USAGE, "%s: %s", s->files.v[i], st->problem);
+    return st->step;
+}
+
 static void add_tensors(scan *s, size_t file)
 {
     fpk_dump *d = scan_open_file(s, file);
+    s->steps[file] = file_step(s->files.v[file], d);
     size_t n = fpk_dump_ntensors(d);
     scan_tensor *v = realloc(s->tensors, (s->ntensors + n + 1) * sizeof *v);
     if (!v)
@@ -61,6 +127,7 @@ void scan_open(scan *s, char *const *paths, int n, const fpk_raw_spec *raw)
     s->path_files[n] = s->files.n;
     for (size_t i = 0; i < s->files.n; i++)
         outfile_protect(s->files.v[i]);
+    s->steps = cli_xcalloc(s->files.n ? s->files.n : 1, sizeof *s->steps);
     for (size_t i = 0; i < s->files.n; i++)
         add_tensors(s, i);
 }
@@ -71,6 +138,7 @@ void scan_free(scan *s)
         free((char *)s->tensors[i].t.name);
     free(s->tensors);
     free(s->path_files);
+    free(s->steps);
     cli_files_free(&s->files);
     memset(s, 0, sizeof *s);
 }

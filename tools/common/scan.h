@@ -24,8 +24,18 @@ typedef struct scan_tensor {
     fpk_tensor t; /* its header; t.name is the scan's own copy */
 } scan_tensor;
 
+/* The training step a dump file holds: its __metadata__ "step", else the
+ * last run of digits in its base name (step-000042.npy). */
+typedef struct scan_step {
+    bool known;         /* false: neither says */
+    bool from_metadata; /* else from the file name */
+    int64_t step;
+    char problem[200];  /* when not known: why, for a tool that needs it */
+} scan_step;
+
 typedef struct scan {
     cli_files files;         /* the dump files under the paths, in order */
+    scan_step *steps;        /* each file's step */
     size_t *path_files;      /* path k's files: path_files[k] .. path_files[k + 1] - 1 */
     const fpk_raw_spec *raw; /* how to read raw files; NULL: by their contents */
     scan_tensor *tensors;    /* every tensor of every file, in order */
@@ -40,10 +50,18 @@ typedef struct scan {
 void scan_open(scan *s, char *const *paths, int n, const fpk_raw_spec *raw);
 void scan_free(scan *s);
 
+/* The step of file I of S, or an exit with status 2 saying why it has
+ * none, for a tool that needs every file's step. */
+int64_t scan_need_step(const scan *s, size_t i);
+
 /* Dies with status 2 saying why a tool has nothing to analyse when it kept
  * none of S's tensors: none were found, or --match (when HAS_MATCH) kept
  * none of them. */
 noreturn void scan_none(const scan *s, bool has_match);
+
+/* The last run of digits in the base name of PATH: *START up to *END;
+ * false if none. */
+bool scan_last_number(const char *path, const char **start, const char **end);
 
 /* Opens file I of S, or dies with status 2. */
 fpk_dump *scan_open_file(const scan *s, size_t i);

@@ -73,63 +73,6 @@ typedef struct opts {
     bool own_given[OPT_GRADS_SCALED - CLI_OWN + 1];
 } opts;
 
-/* A step number: decimal digits only (leading zeros allowed), within
- * int64; false otherwise. */
-static bool parse_step(const char *s, size_t n, int64_t *step)
-{
-    if (n == 0)
-        return false;
-    while (n > 1 && *s == '0')
-        s++, n--;
-    int64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > (INT64_MAX - (s[i] - '0')) / 10)
-            return false;
-        v = v * 10 + (s[i] - '0');
-    }
-    *step = v;
-    return true;
-}
-
-/* The last run of digits in the base name of PATH: *START up to *END;
- * false if none. */
-static bool last_number(const char *path, const char **start, const char **end)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    *start = *end = NULL;
-    for (const char *p = base; *p; p++)
-        if (*p >= '0' && *p <= '9') {
-            if (!*end || p != *end)
-                *start = p;
-            *end = p + 1;
-        }
-    return *start != NULL;
-}
-
-/* The step of the file F, opened as D: __metadata__ step, else the last
- * run of digits in its base name; dies with status 2 if there is none. */
-static void file_step(scale_file *f, const fpk_dump *d)
-{
-    const char *meta = fpk_dump_metadata(d, "step");
-    if (meta) {
-        if (!parse_step(meta, strlen(meta), &f->step))
-            cli_die(CLI_EXIT_USAGE, "%s: __metadata__ step \"%s\" is not a step number (0 or more)",
-                    f->path, meta);
-        f->step_from_metadata = true;
-        return;
-    }
-    const char *start, *end;
-    if (!last_number(f->path, &start, &end))
-        cli_die(CLI_EXIT_USAGE,
-                "%s: no step number: no __metadata__ step and no number in the file name; "
-                "name the files by step (step-000042.npy)",
-                f->path);
-    if (!parse_step(start, (size_t)(end - start), &f->step))
-        cli_die(CLI_EXIT_USAGE, "%s: the step number in the file name is too large", f->path);
-    f->step_from_metadata = false;
-}
-
 /* With --grads-scaled, the file's loss scale from its metadata. */
 static void file_loss_scale(scale_file *f, const fpk_dump *d)
 {
@@ -168,7 +111,8 @@ static void list_steps(scale_run *run, const scan *s)
         f->loss_scale = 1;
         fpk_dump *d = scan_open_file(s, i);
         f->npy = strcmp(fpk_dump_kind(d), "npy") == 0;
-        file_step(f, d);
+        f->step = scan_need_step(s, i);
+        f->step_from_metadata = s->steps[i].from_metadata;
         if (run->grads_scaled)
             file_loss_scale(f, d);
         fpk_dump_close(d);
@@ -398,7 +342,7 @@ static void fp8_scale(const scale_run *run, history *h, fp8_entry *e)
 static char *series_name(const scale_file *f, const char *name)
 {
     const char *start, *end;
-    if (!f->npy || !last_number(name, &start, &end))
+    if (!f->npy || !scan_last_number(name, &start, &end))
         return cli_strf("%s", name);
     return cli_strf("%.*s*%s", (int)(start - name), name, end);
 }
