@@ -11,7 +11,8 @@ fpk_bits fpk_convert(const fpk_format *to, const fpk_format *from, fpk_bits a, f
     case FPK_CLASS_SNAN:
         return fpki_nan(to, u.cls == FPK_CLASS_SNAN, c);
     case FPK_CLASS_INF:
-        /* DESIGN.md: infinity into a format without one is invalid. */
+        /* Infinity into a format without one is invalid (docs/DESIGN.md
+         * "Corner cases"). */
         if (!to->inf)
             c->flags |= FPK_INVALID;
         return fpki_inf(to, u.sign, c);

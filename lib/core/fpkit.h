@@ -278,7 +278,7 @@ fpk_bits fpk_from_double_scaled(const fpk_format *f, double x, double s, fpk_ctx
  * aligning every addend to the largest exponent and truncating below the
  * accumulator's precision plus the architecture's extra bits, summing
  * exactly and normalising once, then rounding toward zero into binary32 (to
- * nearest even into binary16).  See lib/tc.c for the details and their
+ * nearest even into binary16).  See lib/core/tc.c for the details and their
  * sources. */
 typedef enum fpk_tc_arch {
     FPK_TC_VOLTA,  /* V100: 4 products a step, no extra bit */

@@ -36,10 +36,11 @@ fpk_bits fpki_round_overflow(const fpk_format *f, bool sign, fpk_round mode, fpk
 
 /* Whether a value below 2^emin, SIG normalised to bit 63 with its bit 0
  * sticky and its leading bit at 2^E, rounded under MODE to F's precision
- * with an unbounded exponent, exceeds max finite: DESIGN.md's overflow
- * rule, which only a format without normal numbers (emax < emin: e1mY,
- * whose one nonzero exponent field is infinity) can meet below 2^emin,
- * its precision's grid there being finer than its subnormal one. */
+ * with an unbounded exponent, exceeds max finite: the rule of
+ * docs/DESIGN.md "Overflow", which only a format without normal numbers
+ * (emax < emin: e1mY, whose one nonzero exponent field is infinity) can
+ * meet below 2^emin, its precision's grid there being finer than its
+ * subnormal one. */
 bool fpki_round_over_below(const fpk_format *f, uint64_t sig, int64_t e, fpk_round mode,
                            bool sign);
 
@@ -69,7 +70,7 @@ fpki_normalise(int64_t exp, uint64_t hi, uint64_t lo, uint64_t *sig, uint64_t *b
     return exp + 127 - lz;
 }
 
-/* fpki_round_pack's body (fpkit-impl.h states the contract). */
+/* fpki_round_pack's body (core-impl.h states the contract). */
 static inline __attribute__((always_inline)) fpk_bits
 fpki_round_pack_body(const fpk_format *f, bool sign, int64_t exp, uint64_t hi, uint64_t lo,
                      fpk_ctx *c)

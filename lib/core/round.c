@@ -1,16 +1,16 @@
 /* The single rounding core: an exact value in, an encoding of any format out.
  *
- * Every operation and conversion ends here, so the rules of DESIGN.md's
- * corner-case table live in this file and its body, round-impl.h, only:
- * rounding modes, overflow, tininess, underflow, ftz, saturate and formats
- * without infinity. */
+ * Every operation and conversion ends here, so the rules of docs/DESIGN.md
+ * "Rounding modes", "Overflow", "Tininess and underflow", "Options" and
+ * "Special-value rules" live in this file and its body, round-impl.h,
+ * only. */
 #include "round-impl.h"
 
 typedef unsigned __int128 u128;
 
-/* DESIGN.md: "round away iff an sr_bits-bit random number is below the
- * discarded fraction of an ulp scaled to sr_bits bits"; each SR rounding
- * advances the counter, exact or not.  X is the exact significand,
+/* docs/DESIGN.md "Stochastic rounding": round away iff an sr_bits-bit
+ * random number is below the discarded fraction of an ulp scaled to
+ * sr_bits bits; each SR rounding advances the counter, exact or not.  X is the exact significand,
  * normalised to bit 127, of which the lowest D bits (D >= 75) are
  * discarded; the fraction needs up to 64 of them, more than the 64-bit
  * significand of the deterministic modes keeps. */
