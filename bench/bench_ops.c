@@ -1,7 +1,7 @@
 /* Scalar throughput of fpk_add, fpk_sub, fpk_mul, fpk_div, fpk_fma and
  * fpk_sqrt per format, single thread, RNE with flags, next to the same
  * operations through MPFR: the reference of record (ref_*, bits and flags
- * with every rule of DESIGN.md) and bare MPFR calls (mpfr_add and friends
+ * with every rule of docs/DESIGN.md "Corner cases") and bare MPFR calls (mpfr_add and friends
  * at the format's precision with its exponent range and
  * mpfr_subnormalize, operands decoded beforehand, no special-value rules).
  *

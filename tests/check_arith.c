@@ -140,7 +140,7 @@ static const fpk_format *small_format(int i)
     return f;
 }
 
-/* DESIGN.md and the literature, bits written out by hand. */
+/* docs/DESIGN.md "Corner cases" and the literature, bits written out by hand. */
 static const struct fact {
     const fpk_format *f;
     op o;

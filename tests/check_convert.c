@@ -2,7 +2,7 @@
  * flags: every encoding of the 8- and 16-bit formats (and tf32) into every
  * format, in every deterministic mode and option variant; random and
  * edge-case fp32 and fp64 values; stochastic rounding checked against the
- * two neighbours and statistically; DESIGN.md's thresholds and the OCP MX
+ * two neighbours and statistically; docs/DESIGN.md "Thresholds" and the OCP MX
  * values by hand.
  *
  * The formats of the kinds added to the original IEEE and FN ones (FNUZ,
@@ -224,7 +224,7 @@ START_TEST(test_bf16_to_fp16_rtz_ftz)
 }
 END_TEST
 
-/* DESIGN.md's thresholds and corner cases, expected bits written by hand;
+/* docs/DESIGN.md "Thresholds" and "Corner cases", expected bits written by hand;
  * the library and the reference must both give them. */
 enum { NONE = 0, IV = FPK_INVALID, OF = FPK_OVERFLOW | FPK_INEXACT,
        UF = FPK_UNDERFLOW | FPK_INEXACT, IX = FPK_INEXACT };

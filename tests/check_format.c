@@ -1,5 +1,5 @@
 /* The format table, lookup by name, classification, neighbours and the
- * exact double conversion, checked against DESIGN.md's table and MPFR. */
+ * exact double conversion, checked against docs/DESIGN.md "Formats" and MPFR. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "ref.h"
 #include "testutil.h"
 
-/* DESIGN.md's format table and the OCP MX v1.0 and ml_dtypes figures of
+/* The format table of docs/DESIGN.md "Formats" and the OCP MX v1.0 and ml_dtypes figures of
  * the formats added to it (E2M1 max 6, E2M3 max 7.5, E3M2 max 28, E8M0
  * 2^-127 .. 2^127), written out by hand: the encodings of the smallest
  * normal and the smallest positive value, and the special encodings. */
@@ -72,7 +72,7 @@ START_TEST(table_matches_design)
         ck_assert(!ref_decode(x, f, design[i].nan) || f->special == FPK_SPECIAL_NONE);
         mpfr_clear(x);
     }
-    printf("check_format: %zu built-in formats match DESIGN.md and OCP MX\n", NDESIGN);
+    printf("check_format: %zu built-in formats match docs/DESIGN.md and OCP MX\n", NDESIGN);
 }
 END_TEST
 

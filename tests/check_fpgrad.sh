@@ -1,7 +1,7 @@
 #!/bin/sh
 # fpgrad on synthetic dumps whose answers are known exactly: values at, just
 # below and just above every format's underflow, subnormal and overflow
-# thresholds (expected classes written by hand from DESIGN.md's thresholds,
+# thresholds (expected classes written by hand from docs/DESIGN.md "Thresholds",
 # never computed by fpkit), --scale S and --scale auto on crafted tensors,
 # --match, the JSON and CSV, a directory of two halves against the whole
 # file, the error cases, the plot (PNG dimensions) and --report.  With numpy,
@@ -67,7 +67,7 @@ def log2floor(x):
     return math.frexp(abs(x))[1] - 1
 
 # Value and its class in fp16, bf16, e4m3, e5m2 under RNE: Z rounds to zero,
-# S to a subnormal, N to a normal, O overflows.  From DESIGN.md: fp16 rounds
+# S to a subnormal, N to a normal, O overflows.  From docs/DESIGN.md "Thresholds": fp16 rounds
 # |x| <= 2^-25 to 0 and |x| >= 65520 to inf, min normal 2^-14; e4m3 <= 2^-10
 # to 0, > 464 overflows, min normal 2^-6; e5m2 <= 2^-17 to 0, >= 61440 to
 # inf, min normal 2^-14; bf16 <= 2^-134 to 0, min normal 2^-126, max

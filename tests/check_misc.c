@@ -656,7 +656,7 @@ START_TEST(test_to_int64_sr)
 }
 END_TEST
 
-/* Facts stated by hand, each a line of IEEE 754-2019 or DESIGN.md. */
+/* Facts stated by hand, each a line of IEEE 754-2019 or docs/DESIGN.md "Corner cases". */
 START_TEST(test_facts)
 {
     const fpk_format *h = &fpk_fp16;

@@ -469,7 +469,7 @@ START_TEST(absurd_texts)
 }
 END_TEST
 
-/* Expected results worked out by hand (and by DESIGN.md's table). */
+/* Expected results worked out by hand (and by docs/DESIGN.md "Corner cases"). */
 static const struct {
     const fpk_format *f;
     const char *s;

@@ -1,7 +1,7 @@
 /* fpk_from_double_scaled against the MPFR reference (the exact product,
  * rounded once by ref_round), bits and flags, with hand-written cases that
  * host arithmetic would get wrong; and the tensor statistics (fpk_stats_*)
- * on tensors whose answers are known: DESIGN.md's thresholds written out by
+ * on tensors whose answers are known: the thresholds of docs/DESIGN.md "Thresholds" written out by
  * hand, the reference for scales that are not powers of two, the documented
  * stochastic-rounding stream (seed 0, counter = element index), merges of
  * parts, and the JSON form, read back exactly and rejected when malformed. */
@@ -314,7 +314,7 @@ START_TEST(test_scaled_sr)
 }
 END_TEST
 
-/* DESIGN.md's thresholds, by hand: for each format, the magnitudes where
+/* The thresholds of docs/DESIGN.md "Thresholds", by hand: for each format, the magnitudes where
  * rounding to nearest even starts to give a nonzero subnormal (above
  * rne_zero), a normal (from rne_normal: the tie below 2^emin rounds up to
  * it) and an overflow (from rne_over, or above it in e4m3, whose 464 ties

@@ -164,7 +164,7 @@ void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes);
 int fpk_dump_walk(const char *path, int (*visit)(const char *file, void *arg), void *arg,
                   fpk_error *err);
 
-/* Tensor statistics (DESIGN.md "Tensor statistics").  One pass over the
+/* Tensor statistics (docs/DESIGN.md "Tensor statistics").  One pass over the
  * elements serves every format.  Counts are exact; statistics are additive,
  * so fpk_stats_merge of the statistics of two parts equals those of the
  * whole. */

@@ -1,4 +1,4 @@
-/* Tensor statistics (DESIGN.md "Tensor statistics"): counts, amax, the
+/* Tensor statistics (docs/DESIGN.md "Tensor statistics"): counts, amax, the
  * histogram of floor(log2|x|), and per format what rounding x * S does to
  * each nonzero finite element.
  *

@@ -1,5 +1,5 @@
 /* The reference of record: every operation computed with MPFR and rounded
- * once into the format, following DESIGN.md's semantics.  It shares no code
+ * once into the format, following docs/DESIGN.md "The reference".  It shares no code
  * with libfpkit beyond the format descriptors (which define the formats):
  * it decodes encodings itself and rounds with MPFR.  Deterministic modes only;
  * FPK_SR is checked statistically through ref_neighbours. */

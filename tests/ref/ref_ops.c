@@ -1,5 +1,5 @@
 /* The reference arithmetic: special operands by IEEE 754-2019 §6 and §7.2
- * and DESIGN.md's corner-case table; finite operands give an exact MPFR
+ * and the table of docs/DESIGN.md "Corner cases"; finite operands give an exact MPFR
  * result (add, sub, mul, fma at a precision that holds every bit) or a
  * truncated one with its direction (div, sqrt), rounded once by ref_round. */
 #include <stdint.h>
@@ -125,7 +125,7 @@ ref_result ref_fma(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_bits d, cons
     MPFR_DECL_INIT(z, 64);
     bool xn = !ref_decode_ctx(x, f, a, c), yn = !ref_decode_ctx(y, f, b, c),
          zn = !ref_decode_ctx(z, f, d, c);
-    /* 0 * inf is invalid even when the addend is a quiet NaN (DESIGN.md). */
+    /* 0 * inf is invalid even when the addend is a quiet NaN (docs/DESIGN.md "NaN"). */
     bool zero_inf = (!xn && !yn) && ((mpfr_zero_p(x) && mpfr_inf_p(y)) ||
                                      (mpfr_inf_p(x) && mpfr_zero_p(y)));
     if (xn || yn || zn)

@@ -1,5 +1,5 @@
 /* The reference rounding: decodes encodings from the descriptor's field
- * widths and rounds exact values with MPFR, following DESIGN.md.
+ * widths and rounds exact values with MPFR, following docs/DESIGN.md "The reference".
  *
  * Method.  A nonzero finite value y = 1.f * 2^E lies on F's grid of ulp
  * 2^q, q = max(E - man_bits, emin - man_bits) (the second term is the

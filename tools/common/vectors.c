@@ -118,7 +118,7 @@ unsigned vec_flags_tf(unsigned flags)
 }
 
 /* The container a format's field is written in: tf32 as the 32 bits GPUs
- * hold it in, its low 13 bits zero (DESIGN.md "Formats"). */
+ * hold it in, its low 13 bits zero (docs/DESIGN.md "Formats"). */
 static int container_shift(const fpk_format *f)
 {
     return f == &fpk_tf32 ? 32 - f->width : 0;
