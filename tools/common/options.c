@@ -44,6 +44,8 @@ static const shared_opt shared[CLI_NSHARED] = {
     [CLI_SEEDS] = {"--seeds", "K", "stochastic rounding with K seeds"},
     [CLI_THREADS] = {"--threads", "N", "threads (default: all its CPUs)"},
     [CLI_QUIET] = {"--quiet", NULL, "no table on standard output"},
+    [CLI_TOP] = {"--top", "N", "the summary names the N worst tensors (default 10; 0: none)"},
+    [CLI_ALL] = {"--all", NULL, "after the summary, the full table of every tensor"},
 };
 
 static bool echo = true;
@@ -61,6 +63,7 @@ void cli_common_init(cli_common *c)
     c->nrounds = 1;
     c->plot_width = 1000;
     c->plot_height = 600;
+    c->top = 10;
 }
 
 void cli_common_free(cli_common *c)
@@ -374,6 +377,8 @@ static void set_shared(const cli_tool *t, cli_common *c, int key, const char *v,
     case CLI_SEEDS: c->seeds = (int)cli_parse_int(name, v, 1, 100000); break;
     case CLI_THREADS: c->threads = cli_parse_threads(v); break;
     case CLI_QUIET: c->quiet = true; break;
+    case CLI_TOP: c->top = (int)cli_parse_int(name, v, 0, 1000000); break;
+    case CLI_ALL: c->all = true; break;
     }
     c->given[key] = true;
 }

@@ -39,6 +39,8 @@ enum cli_key {
     CLI_SEEDS,      /* --seeds K          stochastic rounding with K seeds */
     CLI_THREADS,    /* --threads N */
     CLI_QUIET,      /* --quiet */
+    CLI_TOP,        /* --top N            the N worst tensors in the summary */
+    CLI_ALL,        /* --all              the full table too */
     CLI_NSHARED,
     CLI_HEADING = 98, /* not an option: a line of --help between options */
     CLI_OWN = 100,
@@ -84,6 +86,8 @@ typedef struct cli_common {
     int seeds;
     int threads; /* after cli_parse: the value given, or cli_default_threads() */
     bool quiet;
+    int top;     /* --top: 10 unless given */
+    bool all;
     bool given[CLI_NSHARED]; /* which shared options the command line holds */
     char **operands;         /* the words that are not options, in order */
     int noperands;
