@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "gnuplot.h"
 #include "options.h"
+#include "scaling.h"
 
 /* Text is wrapped to this many columns. */
 #define WIDTH 80
@@ -40,6 +41,10 @@ static const shared_opt shared[CLI_NSHARED] = {
     [CLI_PLOT] = {"--plot", "FILE", "a plot, .png or .svg"},
     [CLI_PLOT_SIZE] = {"--plot-size", "WxH", "its size (default 1000x600)"},
     [CLI_MARGIN] = {"--margin", "M", "divide the FP8 scales by 2^M (default 0)"},
+    [CLI_FP8_SCALE] = {"--fp8-scale", "exact|pow2",
+                       "the FP8 scales: max/amax in float32, as Transformer Engine's "
+                       "DelayedScaling and Float8CurrentScaling compute them (exact, the "
+                       "default), or rounded down to a power of two (pow2)"},
     [CLI_SEED] = {"--seed", "N", "the first stochastic-rounding seed (default 0)"},
     [CLI_SEEDS] = {"--seeds", "K", "stochastic rounding with K seeds"},
     [CLI_THREADS] = {"--threads", "N", "threads (default: all its CPUs)"},
@@ -373,6 +378,13 @@ static void set_shared(const cli_tool *t, cli_common *c, int key, const char *v,
         break;
     case CLI_PLOT_SIZE: set_size(name, v, &c->plot_width, &c->plot_height); break;
     case CLI_MARGIN: c->margin = (int)cli_parse_int(name, v, 0, 64); break;
+    case CLI_FP8_SCALE: {
+        scaling_rule r;
+        if (!scaling_rule_lookup(v, &r))
+            cli_die(CLI_EXIT_USAGE, "option %s: \"%s\" is neither exact nor pow2", name, v);
+        c->fp8_scale = (int)r;
+        break;
+    }
     case CLI_SEED: c->seed = (uint64_t)cli_parse_int(name, v, 0, INT64_MAX); break;
     case CLI_SEEDS: c->seeds = (int)cli_parse_int(name, v, 1, 100000); break;
     case CLI_THREADS: c->threads = cli_parse_threads(v); break;

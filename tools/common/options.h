@@ -35,6 +35,7 @@ enum cli_key {
     CLI_PLOT,       /* --plot FILE        a plot, .png or .svg */
     CLI_PLOT_SIZE,  /* --plot-size WxH */
     CLI_MARGIN,     /* --margin M         FP8 scales divided by 2^M */
+    CLI_FP8_SCALE,  /* --fp8-scale RULE   exact or pow2 (scaling.h) */
     CLI_SEED,       /* --seed N */
     CLI_SEEDS,      /* --seeds K          stochastic rounding with K seeds */
     CLI_THREADS,    /* --threads N */
@@ -82,6 +83,7 @@ typedef struct cli_common {
     const char *json, *csv, *plot;
     int plot_width, plot_height;
     int margin;
+    int fp8_scale; /* a scaling_rule: SCALING_EXACT unless given */
     uint64_t seed;
     int seeds;
     int threads; /* after cli_parse: the value given, or cli_default_threads() */
