@@ -8,7 +8,7 @@
 #   width, height     pixels (PNG) or points (SVG)
 #   xmin, xmax        the binades shown; zerox: where the zero bar stands
 #   logy              1: counts on a log scale
-#   small             1: a small multiple (no lanes, no legend, fewer labels)
+#   small             1: a small multiple (narrow lanes, no legend, fewer labels)
 #   title             shown as is (not enhanced text)
 #   fmtnames          format names, space-separated; per format, in the same
 #   fmtsub fmtnorm    order: log2 of the smallest subnormal and normal,
@@ -63,7 +63,8 @@ set border 3 lw 0.8
 lm = small ? 0.13 : 0.09
 rm = small ? 0.97 : 0.76
 top = small ? 0.86 : 0.90
-lanes = small || nf == 0 ? 0 : (nf * 0.045 < 0.3 ? nf * 0.045 : 0.3)
+lanes = nf == 0 ? 0 : small ? (nf * 0.07 < 0.35 ? nf * 0.07 : 0.35) \
+                        : (nf * 0.045 < 0.3 ? nf * 0.045 : 0.3)
 set lmargin at screen lm
 set rmargin at screen rm
 

@@ -315,6 +315,12 @@ static void set_size(const char *opt, const char *s, int *width, int *height)
 
 static void set_regex(const char *opt, const char *re, regex_t *out, bool *compiled);
 
+void cli_regex(const char *opt, const char *re, regex_t *out)
+{
+    bool compiled = false;
+    set_regex(opt, re, out, &compiled);
+}
+
 void cli_set_match(cli_common *c, const char *re)
 {
     set_regex("--match", re, &c->match, &c->has_match);

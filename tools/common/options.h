@@ -124,6 +124,10 @@ void cli_common_free(cli_common *c);
  * --json and --csv cannot both be standard output. */
 void cli_parse(const cli_tool *t, cli_common *c, int argc, char **argv, void *state);
 
+/* RE, option OPT's value, compiled into *OUT (extended syntax, no
+ * submatches), or an exit with status 2. */
+void cli_regex(const char *opt, const char *re, regex_t *out);
+
 /* C's --match RE, as if given (a tool's default); exits with status 2 if
  * RE is not a regular expression. */
 void cli_set_match(cli_common *c, const char *re);

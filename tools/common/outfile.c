@@ -1,12 +1,14 @@
 /* Output files written whole or not at all. */
-#define _XOPEN_SOURCE 700 /* realpath */
+#define _GNU_SOURCE /* realpath, syscall */
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,13 +21,52 @@
 #define MAX_LIVE 64
 static const char *volatile live_files[MAX_LIVE];
 static const char *volatile live_dirs[MAX_LIVE];
+static const char *volatile live_trees[MAX_LIVE];
 static volatile sig_atomic_t live_child;
 static int cleanup_installed;
 
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 #define NSIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
 
-/* Async-signal-safe: kill, waitpid, unlink and rmdir only. */
+/* Removes the directory tree at DIRFD's NAME, DEPTH levels deep at most,
+ * with the system calls alone (open, getdents64, unlinkat, close): safe in
+ * a signal handler. */
+static void remove_tree_at(int dirfd, const char *name, int depth)
+{
+    if (unlinkat(dirfd, name, 0) == 0 || depth == 0)
+        return;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[4096];
+    for (;;) {
+        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0)
+            break;
+        for (long at = 0; at < n;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short len;
+                unsigned char type;
+                char name[];
+            } *e = (void *)(buf + at);
+            at += e->len;
+            if (strcmp(e->name, ".") != 0 && strcmp(e->name, "..") != 0)
+                remove_tree_at(fd, e->name, depth - 1);
+        }
+    }
+    close(fd);
+    unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+void outfile_remove_tree(const char *path)
+{
+    remove_tree_at(AT_FDCWD, path, 8);
+}
+
+/* Async-signal-safe: kill, waitpid, unlink, rmdir and the calls of
+ * remove_tree_at only. */
 void outfile_cleanup(void)
 {
     pid_t pid = (pid_t)live_child;
@@ -41,6 +82,9 @@ void outfile_cleanup(void)
     for (int i = 0; i < MAX_LIVE; i++)
         if (live_dirs[i])
             rmdir(live_dirs[i]);
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live_trees[i])
+            outfile_remove_tree(live_trees[i]);
 }
 
 /* Cleans up, then dies of SIG as if there were no handler: SIG stays
@@ -101,6 +145,12 @@ void outfile_track(const char *path, bool dir)
     add_slot(dir ? live_dirs : live_files, path);
 }
 
+void outfile_track_tree(const char *path)
+{
+    install_cleanup();
+    add_slot(live_trees, path);
+}
+
 void outfile_forget(const char *path)
 {
     for (int i = 0; i < MAX_LIVE; i++) {
@@ -108,6 +158,8 @@ void outfile_forget(const char *path)
             live_files[i] = NULL;
         if (live_dirs[i] == path)
             live_dirs[i] = NULL;
+        if (live_trees[i] == path)
+            live_trees[i] = NULL;
     }
 }
 
@@ -200,7 +252,7 @@ void outfile_protect(const char *path)
 }
 
 /* Dies if DEST, the destination of the output PATH, is an input. */
-static void refuse_input(const char *path, const char *dest)
+void outfile_refuse_input(const char *path, const char *dest)
 {
     struct stat st;
     if (stat(dest, &st) != 0)
@@ -247,7 +299,7 @@ void outfile_check(const char *const *outs, size_t n)
         if (!outs[k] || cli_is_stdout(outs[k]))
             continue;
         dest[k] = destination(outs[k]);
-        refuse_input(outs[k], dest[k]);
+        outfile_refuse_input(outs[k], dest[k]);
         if (write_in_place(dest[k])) { /* /dev/null may take them all */
             free(dest[k]);
             dest[k] = NULL;
@@ -287,7 +339,7 @@ void outfile_open(outfile *o, const char *path)
         return;
     }
     o->path = destination(path);
-    refuse_input(path, o->path);
+    outfile_refuse_input(path, o->path);
     int fd;
     o->direct = write_in_place(o->path);
     if (o->direct)
@@ -302,7 +354,7 @@ char *outfile_tmpname(const char *path)
 {
     int fd;
     char *dest = destination(path);
-    refuse_input(path, dest);
+    outfile_refuse_input(path, dest);
     char *tmp = make_tmp(dest, &fd);
     free(dest);
     close(fd);

@@ -67,6 +67,18 @@ void outfile_discard(const char *tmp);
 void outfile_track(const char *path, bool dir);
 void outfile_forget(const char *path);
 
+/* Registers PATH, a temporary directory tree, for removal with all it
+ * holds at exit or on a signal (until outfile_forget(PATH)). */
+void outfile_track_tree(const char *path);
+
+/* Removes the directory tree PATH (8 levels deep at most), with the system
+ * calls alone. */
+void outfile_remove_tree(const char *path);
+
+/* Dies with status 2 if DEST, where the output PATH is written, is one of
+ * the protected inputs. */
+void outfile_refuse_input(const char *path, const char *dest);
+
 /* Removes every registered temporary file now (after killing the child,
  * if any), as an exit or a signal would: for a way out that skips both,
  * MPI_Abort.  Async-signal-safe. */

@@ -13,6 +13,7 @@
 #include "gnuplot.h"
 #include "grad.h"
 #include "grad_part.h"
+#include "outdir.h"
 #include "outfile.h"
 #ifdef FPGRAD_MPI
 #include "mpi_job.h"
@@ -33,7 +34,13 @@ enum {
     OPT_EMIT_PARTIAL,
     OPT_MERGE,
     OPT_SHARDS,
+    OPT_LOSS_SCALED,
+    OPT_REPORT_PLOTS,
 };
+
+/* The tensors a loss scale multiplies, by default: gradients of the
+ * parameters and of the activations, in the dumper's layout. */
+#define DEFAULT_LOSS_SCALED "^(grad|actgrad)/"
 
 static const cli_opt options[] = {
     {.key = CLI_FORMATS,
@@ -42,6 +49,11 @@ static const cli_opt options[] = {
     {.key = OPT_SCALE, .name = "--scale", .value = "S|auto",
      .help = "multiply by S before rounding (default 1); auto: recommend the loss scale and the "
              "FP8 scales, and show what remains"},
+    {.key = OPT_LOSS_SCALED, .name = "--loss-scaled", .value = "REGEX",
+     .help = "the tensors a loss scale multiplies, which --scale S and --scale auto apply to "
+             "(default ^(grad|actgrad)/, the gradients of the dumper's layout; every tensor "
+             "of a dump without that layout)"},
+    {.key = CLI_FP8_SCALE},
     {.key = CLI_MARGIN},
     {.key = CLI_ROUND},
     {.key = CLI_MATCH},
@@ -55,6 +67,8 @@ static const cli_opt options[] = {
     {.key = OPT_LOGY, .name = "--logy", .help = "counts on a log scale"},
     {.key = OPT_REPORT, .name = "--report", .value = "DIR",
      .help = "an HTML report in DIR: tables, plots, the JSON"},
+    {.key = OPT_REPORT_PLOTS, .name = "--report-plots", .value = "N",
+     .help = "the report's plot of each tensor: of the N that lose most (default 256)"},
     {.key = OPT_NO_SQNR, .name = "--no-sqnr",
      .help = "no SQNR, and no second read of each tensor for it (but for MX formats, whose "
              "counts need it)"},
@@ -74,21 +88,26 @@ static const cli_opt options[] = {
     {.key = CLI_THREADS,
      .help = "threads: tensors read at once, and each tensor's share (default: all its CPUs)"},
 #endif
-    {.key = CLI_QUIET, .help = "no table on standard output, no progress"},
+    {.key = CLI_TOP},
+    {.key = CLI_ALL},
+    {.key = CLI_QUIET, .help = "no text on standard output, no progress"},
     {0},
 };
 
 static const char *const synopsis[] = {
-    "--formats --scale --margin --round --match --dtype --shape --big-endian --json --csv --plot "
-    "--plot-size --logy --report --no-sqnr --threads --quiet --shards --emit-partial PATH...",
-    "!--merge --shards --json --csv --plot --plot-size --logy --report --quiet PARTIAL...",
+    "--formats --scale --loss-scaled --fp8-scale --margin --round --match --dtype --shape "
+    "--big-endian --json --csv --plot --plot-size --logy --report --report-plots --no-sqnr --threads --top "
+    "--all --quiet --shards --emit-partial PATH...",
+    "!--merge --shards --json --csv --plot --plot-size --logy --report --report-plots --top "
+    "--all --quiet PARTIAL...",
     NULL,
 };
 
 /* The options that say how to analyse, which --merge refuses: the
  * partials hold how they were analysed. */
-static const int analysis_options[] = {CLI_FORMATS, OPT_SCALE, CLI_MARGIN, CLI_ROUND, CLI_MATCH,
-                                       CLI_DTYPE, CLI_SHAPE, CLI_BIG_ENDIAN, OPT_NO_SQNR};
+static const int analysis_options[] = {CLI_FORMATS, OPT_SCALE, OPT_LOSS_SCALED, CLI_FP8_SCALE,
+                                       CLI_MARGIN, CLI_ROUND, CLI_MATCH, CLI_DTYPE, CLI_SHAPE,
+                                       CLI_BIG_ENDIAN, OPT_NO_SQNR};
 
 #define DEFAULT_FORMATS "fp16,bf16,e4m3,e5m2"
 
@@ -96,9 +115,11 @@ typedef struct opts {
     grad_run run;
     cli_common c;
     bool scale_given, no_sqnr_given;
+    const char *loss_scaled; /* --loss-scaled */
     const char *report;
+    size_t report_plots;
     const char *emit;     /* --emit-partial */
-    grad_sums *emit_err;  /* its total's exact error sums */
+    grad_sums *sums;      /* the rows' exact error sums */
     bool merge;           /* --merge: the paths are partial files */
     bool shards;          /* --shards */
     grad_plot_opts plot_opts;
@@ -140,9 +161,9 @@ static void write_outputs(const opts *o)
         free(title);
     }
     if (o->report)
-        grad_report(run, o->report, &o->plot_opts);
+        grad_report(run, o->report, &o->plot_opts, o->c.top, o->report_plots);
     if (!o->c.quiet && !cli_is_stdout(o->c.json) && !cli_is_stdout(o->c.csv)) {
-        grad_text(run, stdout);
+        grad_text(run, stdout, o->c.top, o->c.all);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
     }
@@ -159,6 +180,8 @@ static void guard_outputs(const opts *o)
     outfile_check(outs, sizeof outs / sizeof outs[0]);
     for (int k = 0; k < GRAD_REPORT_FILES; k++)
         free(report[k]);
+    if (o->report) /* replaced whole: it must hold no input */
+        outdir_check(o->report);
 }
 
 static void own_option(void *state, int key, char *const *v)
@@ -171,6 +194,7 @@ static void own_option(void *state, int key, char *const *v)
         break;
     case OPT_LOGY: o->plot_opts.logy = true; break;
     case OPT_REPORT: o->report = v[0]; break;
+    case OPT_REPORT_PLOTS: o->report_plots = (size_t)cli_parse_int("--report-plots", v[0], 0, 1000000); break;
     case OPT_NO_SQNR:
         o->run.sqnr = false;
         o->no_sqnr_given = true;
@@ -178,6 +202,7 @@ static void own_option(void *state, int key, char *const *v)
     case OPT_EMIT_PARTIAL: o->emit = v[0]; break;
     case OPT_MERGE: o->merge = true; break;
     case OPT_SHARDS: o->shards = true; break;
+    case OPT_LOSS_SCALED: o->loss_scaled = v[0]; break;
     }
 }
 
@@ -197,9 +222,10 @@ static void check_options(const opts *o)
         cli_die(CLI_EXIT_USAGE, "--merge and --emit-partial: merge the partials, then emit none");
     for (size_t k = 0; o->merge && k < sizeof analysis_options / sizeof analysis_options[0]; k++) {
         int key = analysis_options[k];
-        bool given = key == OPT_SCALE       ? o->scale_given
-                     : key == OPT_NO_SQNR ? o->no_sqnr_given
-                                          : cli_given(&o->c, key);
+        bool given = key == OPT_SCALE         ? o->scale_given
+                     : key == OPT_NO_SQNR   ? o->no_sqnr_given
+                     : key == OPT_LOSS_SCALED ? o->loss_scaled != NULL
+                                            : cli_given(&o->c, key);
         if (given)
             cli_die(CLI_EXIT_USAGE,
                     "option %s does not apply to --merge: the partials hold how they were "
@@ -212,6 +238,8 @@ static void check_options(const opts *o)
                                 "scale");
     if (cli_given(&o->c, CLI_MARGIN) && !o->run.autoscale)
         cli_die(CLI_EXIT_USAGE, "option --margin applies to --scale auto only");
+    if (cli_given(&o->c, CLI_FP8_SCALE) && !o->run.autoscale)
+        cli_die(CLI_EXIT_USAGE, "option --fp8-scale applies to --scale auto only");
 }
 
 int main(int argc, char **argv)
@@ -220,7 +248,7 @@ int main(int argc, char **argv)
 #ifdef FPGRAD_MPI
     mpi_job_init(&argc, &argv);
 #endif
-    opts o = {.plot_opts = {.width = 1000, .height = 600}};
+    opts o = {.plot_opts = {.width = 1000, .height = 600}, .report_plots = 256};
     o.run.sqnr = true;
     o.run.scale = 1;
     cli_common_init(&o.c);
@@ -228,6 +256,10 @@ int main(int argc, char **argv)
     cli_parse(&tool, &o.c, argc, argv, &o);
     o.run.round = o.c.ctx.round;
     o.run.margin = o.c.margin;
+    o.run.fp8_rule = (scaling_rule)o.c.fp8_scale;
+    o.run.loss_text = o.loss_scaled ? o.loss_scaled : DEFAULT_LOSS_SCALED;
+    regex_t loss_re;
+    cli_regex("--loss-scaled", o.run.loss_text, &loss_re);
     o.run.nformats = o.c.nformats;
     memcpy(o.run.formats, o.c.formats, sizeof o.c.formats);
     o.plot_opts.width = o.c.plot_width;
@@ -265,20 +297,25 @@ int main(int argc, char **argv)
     }
 #endif
     if (o.merge)
-        grad_part_merge(&o.run, paths, (size_t)npaths);
+        o.sums = grad_part_merge(&o.run, paths, (size_t)npaths);
     else
-        grad_analyse(&o.run, &s, &o.c, o.shards, !o.c.quiet && isatty(STDERR_FILENO),
-                     o.emit ? &o.emit_err : NULL);
+        o.sums = grad_analyse(&o.run, &s, &o.c, o.shards, !o.c.quiet && isatty(STDERR_FILENO),
+                              &loss_re, o.loss_scaled == NULL);
     if (o.emit) /* the tensors as read, whatever --shards */
-        grad_part_write(o.emit, &o.run, o.emit_err);
-    free(o.emit_err);
+        grad_part_write(o.emit, &o.run, o.sums);
+    grad_finish(&o.run, o.sums);
+    free(o.sums);
     if (o.shards)
         grad_group_shards(&o.run);
     write_outputs(&o);
 
     for (size_t i = 0; i < o.run.nrows; i++)
         grad_row_free(&o.run.rows[i]);
+    for (size_t i = 0; i < o.run.nsteps; i++)
+        grad_row_free(&o.run.steps[i]);
+    free(o.run.steps);
     grad_row_free(&o.run.total);
+    regfree(&loss_re);
     free(o.run.rows);
     scan_free(&s);
     cli_common_free(&o.c);

@@ -8,10 +8,6 @@
 #include "cli.h"
 #include "grad.h"
 
-/* The powers of two a double holds. */
-#define SCALE_LOG2_MIN (-1074)
-#define SCALE_LOG2_MAX 1023
-
 void grad_row_set_stats(grad_row *r, const fpk_stats *s)
 {
     r->count = s->count;
@@ -82,60 +78,93 @@ bool grad_log2_median(const grad_row *r, int *median)
     return true;
 }
 
-static int clamp_log2(int k)
-{
-    return k < SCALE_LOG2_MIN ? SCALE_LOG2_MIN : k > SCALE_LOG2_MAX ? SCALE_LOG2_MAX : k;
-}
 
-/* Whether +-AMAX * 2^K overflows F under MODE; stochastic rounding is
- * judged by the direction away from zero, the one that can overflow. */
-static bool overflows(const fpk_format *f, double amax, int k, fpk_round mode)
+void grad_row_add(grad_row *into, const grad_row *from, int nf)
 {
-    double s = ldexp(1.0, k); /* exact: a power of two a double holds */
-    for (int neg = 0; neg < 2; neg++) {
-        fpk_ctx c = fpk_ctx_default();
-        c.round = mode != FPK_SR ? mode : neg ? FPK_RDN : FPK_RUP;
-        fpk_bits z = fpk_from_double_scaled(f, neg ? -amax : amax, s, &c);
-        fpk_class cls = fpk_classify(f, z);
-        if ((c.flags & FPK_OVERFLOW) ||
-            (cls != FPK_CLASS_NORMAL && cls != FPK_CLASS_SUBNORMAL && cls != FPK_CLASS_ZERO))
-            return true;
+    into->count += from->count;
+    into->zeros += from->zeros;
+    into->nonfinite += from->nonfinite;
+    if (from->amax > into->amax)
+        into->amax = from->amax;
+    if (from->hist_n) {
+        int lo = into->hist_n && into->hist_min < from->hist_min ? into->hist_min : from->hist_min;
+        int hi_into = into->hist_min + (int)into->hist_n;
+        int hi_from = from->hist_min + (int)from->hist_n;
+        int hi = into->hist_n && hi_into > hi_from ? hi_into : hi_from;
+        uint64_t *h = cli_xcalloc((size_t)(hi - lo), sizeof *h);
+        for (size_t b = 0; b < into->hist_n; b++)
+            h[into->hist_min - lo + (int)b] += into->hist[b];
+        for (size_t b = 0; b < from->hist_n; b++)
+            h[from->hist_min - lo + (int)b] += from->hist[b];
+        free(into->hist);
+        into->hist = h;
+        into->hist_min = lo;
+        into->hist_n = (size_t)(hi - lo);
     }
-    return false;
+    for (int j = 0; j < nf; j++) {
+        grad_add_counts(&into->fmt[j], &from->fmt[j]);
+        into->err[j].x2 += from->err[j].x2;
+        into->err[j].e2 += from->err[j].e2;
+        grad_add_counts(&into->loss.fmt[j], &from->loss.fmt[j]);
+        grad_add_counts(&into->fp8[j].fmt[j], &from->fp8[j].fmt[j]);
+    }
 }
 
-int grad_loss_scale_log2(const fpk_format *f, double amax, fpk_round mode)
+static int by_step(const void *a, const void *b)
+{
+    const grad_row *x = a, *y = b;
+    return (x->step > y->step) - (x->step < y->step);
+}
+
+void grad_finish(grad_run *run, const grad_sums *err)
+{
+    int nf = run->nformats;
+    grad_row_free(&run->total);
+    memset(&run->total, 0, sizeof run->total);
+    for (size_t i = 0; i < run->nrows; i++)
+        grad_row_add(&run->total, &run->rows[i], nf);
+    for (int j = 0; err && j < nf; j++)
+        run->total.err[j] = grad_sums_value(&err[j]);
+    run->total.loss.has_scale = run->loss.has_scale;
+    run->total.loss.value = run->loss.value;
+    /* the steps: one sum per step known, if there are two or more */
+    for (size_t k = 0; k < run->nsteps; k++)
+        grad_row_free(&run->steps[k]);
+    free(run->steps);
+    run->steps = NULL;
+    run->nsteps = 0;
+    grad_row *steps = cli_xcalloc(run->nrows ? run->nrows : 1, sizeof *steps);
+    size_t n = 0;
+    for (size_t i = 0; i < run->nrows; i++) {
+        const grad_row *r = &run->rows[i];
+        if (!r->has_step)
+            continue;
+        size_t k = 0;
+        while (k < n && steps[k].step != r->step)
+            k++;
+        if (k == n) {
+            steps[n].has_step = true;
+            steps[n++].step = r->step;
+        }
+        grad_row_add(&steps[k], r, nf);
+    }
+    qsort(steps, n, sizeof *steps, by_step);
+    if (n < 2) {
+        for (size_t k = 0; k < n; k++)
+            grad_row_free(&steps[k]);
+        free(steps);
+        return;
+    }
+    run->steps = steps;
+    run->nsteps = n;
+}
+
+bool grad_power_of_two(double v, int *k)
 {
     int e;
-    frexp(amax, &e); /* amax in [2^(e-1), 2^e); max finite in [2^emax, 2^(emax+1)) */
-    int k = clamp_log2(f->emax + 1 - e);
-    while (k > SCALE_LOG2_MIN && overflows(f, amax, k, mode))
-        k--;
-    while (k < SCALE_LOG2_MAX && !overflows(f, amax, k + 1, mode))
-        k++;
-    return k;
+    double m = frexp(v, &e);
+    if (!(v > 0) || m != 0.5)
+        return false;
+    *k = e - 1;
+    return true;
 }
-
-/* Whether AMAX * 2^K <= MAX, compared exactly in fp64 by the library (the
- * product of a double and a power of two near MAX is exact). */
-static bool fits(double amax, int k, fpk_bits max)
-{
-    fpk_ctx c = fpk_ctx_default();
-    fpk_bits y = fpk_from_double_scaled(&fpk_fp64, amax, ldexp(1.0, k), &c);
-    return fpk_le(&fpk_fp64, y, max, &c);
-}
-
-int grad_amax_scale_log2(const fpk_format *f, double amax, int margin)
-{
-    fpk_ctx c = fpk_ctx_default();
-    fpk_bits max = fpk_convert(&fpk_fp64, f, f->max_finite, &c);
-    int e;
-    frexp(amax, &e);
-    int k = clamp_log2(f->emax + 1 - e);
-    while (k > SCALE_LOG2_MIN && !fits(amax, k, max))
-        k--;
-    while (k < SCALE_LOG2_MAX && fits(amax, k + 1, max))
-        k++;
-    return clamp_log2(k - margin);
-}
-

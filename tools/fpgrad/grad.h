@@ -10,12 +10,13 @@
 
 #include "fpkit-tensor.h"
 #include "gnuplot.h"
+#include "scaling.h"
 #include "scan.h"
 
 /* What rounding at one scale did, per format. */
 typedef struct grad_scaled {
-    bool has_scale; /* log2 holds the scale (false: none exists, or a total) */
-    int log2;       /* the scale is 2^log2 */
+    bool has_scale; /* value holds the scale (false: none exists, or a sum of rows) */
+    double value;
     fpk_format_counts fmt[FPK_STATS_MAX_FORMATS];
 } grad_scaled;
 
@@ -26,39 +27,54 @@ typedef struct grad_err {
     double x2, e2;
 } grad_err;
 
-/* One row of the report: a tensor, or the total of all of them. */
+/* One row of the report: a tensor, or a sum of tensors (the total, a
+ * step's). */
 typedef struct grad_row {
-    char *name, *file; /* NULL in the total */
+    char *name, *file; /* NULL in a sum */
+    bool has_step;     /* the training step of its file (of a step's sum) */
+    int64_t step;
     fpk_dtype dtype;
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
     uint64_t count, zeros, nonfinite;
     uint64_t sr_base; /* SR's counter of its first element: its offset in
                          the whole tensor (--shards), else 0 */
+    bool loss_scaled; /* a loss scale multiplies it (--loss-scaled) */
+    double scale;     /* the scale of fmt and err: --scale S if loss_scaled, else 1 */
     double amax;   /* largest finite |x|, 0 if none */
     int hist_min;  /* floor(log2|x|) of hist[0] */
     size_t hist_n; /* bins from the first nonzero one to the last */
     uint64_t *hist;
-    fpk_format_counts fmt[FPK_STATS_MAX_FORMATS]; /* at the run's scale */
+    fpk_format_counts fmt[FPK_STATS_MAX_FORMATS]; /* at SCALE */
     grad_err err[FPK_STATS_MAX_FORMATS];          /* likewise */
-    /* --scale auto: at the loss scale (the tensor's own; the global one in
-     * the total), and per format of at most 8 bits at its amax scale (the
-     * total sums the tensors'; other formats stay zero). */
+    /* --scale auto: at the run's loss scale if loss_scaled, else at 1 (the
+     * rows sum to the total); the tensor's own largest loss scale with no
+     * fp16 overflow; per format of at most 8 bits, at the tensor's own FP8
+     * scale (other formats stay zero). */
     grad_scaled loss;
-    grad_scaled amax_scale[FPK_STATS_MAX_FORMATS];
+    bool has_max_loss;
+    int max_loss_log2;
+    grad_scaled fp8[FPK_STATS_MAX_FORMATS];
 } grad_row;
 
 typedef struct grad_run {
     const fpk_format *formats[FPK_STATS_MAX_FORMATS];
     int nformats;
     fpk_round round;
-    double scale; /* of the main statistics: --scale S, or 1 */
+    double scale; /* --scale S, on the loss-scaled rows; 1 with --scale auto */
     bool autoscale;
     bool sqnr; /* the errors measured, for the SQNR (not --no-sqnr) */
     int margin;
+    scaling_rule fp8_rule;
+    const char *loss_text; /* --loss-scaled's regex, as given, or the default */
+    bool loss_all;         /* no tensor matched the default: every one is loss-scaled */
+    grad_scaled loss;      /* --scale auto: the loss scale recommended */
+    size_t loss_limit;     /* the row whose amax sets it (SIZE_MAX: none) */
     size_t nfiles, nrows;
     grad_row *rows;
-    grad_row total;
+    grad_row total; /* the rows summed (grad_finish), its errors the exact sums */
+    grad_row *steps; /* the rows summed by step, in step order */
+    size_t nsteps;   /* (0 unless two steps or more are known) */
 } grad_run;
 
 /* FP8-style amax scaling applies to formats of at most this many bits. */
@@ -95,18 +111,16 @@ void grad_row_set_stats(grad_row *r, const fpk_stats *s);
 void grad_row_free(grad_row *r);
 /* INTO += FROM. */
 void grad_add_counts(fpk_format_counts *into, const fpk_format_counts *from);
+/* INTO += FROM, rows of NF formats: counts, histograms, amax, error sums
+ * (rounded ones: INTO->err[j] += FROM->err[j]) and the counts at the
+ * --scale auto scales. */
+void grad_row_add(grad_row *into, const grad_row *from, int nf);
+/* Whether V is 2^K exactly (K into *K). */
+bool grad_power_of_two(double v, int *k);
 /* floor(log2|x|) of the smallest and largest nonzero finite |x|, and of the
  * lower median (element ceil(n/2) in increasing order); false if none. */
 bool grad_log2_range(const grad_row *r, int *lo, int *hi);
 bool grad_log2_median(const grad_row *r, int *median);
-/* The largest k with no element of magnitude AMAX > 0, of either sign,
- * overflowing F at scale 2^k under MODE (under stochastic rounding, in
- * either direction), judged by the library's rounding; k is clamped to
- * -1074 .. 1023, the powers of two a double holds. */
-int grad_loss_scale_log2(const fpk_format *f, double amax, fpk_round mode);
-/* Transformer Engine's amax scale for F: the largest k with
- * AMAX * 2^k <= F's max finite (exactly), minus MARGIN; clamped as above. */
-int grad_amax_scale_log2(const fpk_format *f, double amax, int margin);
 
 /* grad_shards.c: --shards, tensors split across the files of a sharded
  * dump.  A file's shard key is its path with the shard index in its name
@@ -184,8 +198,17 @@ void grad_quant_add_f32(grad_quant *q, fpk_stats *st, double *x, const float *x3
 /* E's SQNR in dB; *NONE when there is no signal or no error. */
 double grad_sqnr_db(const grad_err *e, bool *none);
 
-/* grad_text.c: the tables on OUT. */
-void grad_text(const grad_run *run, FILE *out);
+/* grad_text.c: the verdict, the TOP tensors that lose most, the steps,
+ * and with ALL every tensor, on OUT. */
+void grad_text(const grad_run *run, FILE *out, int top, bool all);
+/* Format J's counts in row R as the run recommends using the format: at
+ * the tensor's own FP8 scale for a format of at most 8 bits under --scale
+ * auto, else at the loss scale (auto) or the row's scale. */
+const fpk_format_counts *grad_counts(const grad_run *run, const grad_row *r, int j);
+/* RUN's rows, those that lose most first (the largest share of nonzero
+ * values that a format rounds to zero or overflows), then in row order
+ * (malloc'd, nrows); *NLOST := how many lose any. */
+size_t *grad_worst_order(const grad_run *run, size_t *nlost);
 
 /* grad_json.c: the report as JSON (fpgrad(1) documents the schema). */
 json_t *grad_json(const grad_run *run);
@@ -200,6 +223,12 @@ typedef struct grad_plot_opts {
     bool small;                /* a small multiple: fewer labels, no lanes */
     const grad_row *xrange_of; /* the row whose range the x axis shows; NULL: the plotted one */
 } grad_plot_opts;
+/* The report's plots into D: the total's histogram (linear and log
+ * counts), the trend over the steps, and ROWS[0..N-1]'s small histograms
+ * as tensors/NNNN.png, each on its own axis. */
+struct outdir;
+void grad_report_plots(const grad_run *run, const struct outdir *d, const grad_plot_opts *plot,
+                       const size_t *rows, size_t n);
 /* Plots row R's histogram with RUN's formats into PATH (.png or .svg, by
  * its extension), written whole through a temporary file; TITLE is shown
  * as is.  Dies with status 3 and gnuplot's first line of complaint if it
@@ -207,21 +236,38 @@ typedef struct grad_plot_opts {
 void grad_plot(const grad_run *run, const grad_row *r, const char *title, const char *path,
                const grad_plot_opts *o);
 
-/* grad_report.c: DIR/index.html with the tables, the plots (when gnuplot is
- * there) and fpgrad.json; creates DIR if needed. */
-void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plot);
+/* grad_report.c: DIR/index.html, written whole in place of any DIR before,
+ * with the summary (the TOP worst tensors), the tables, the plots (when
+ * gnuplot is there: the NPLOTS tensors that lose most), fpgrad.json and
+ * fpgrad.csv. */
+void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plot, int top,
+                 size_t nplots);
 
 /* The files grad_report writes into its directory, besides the tensors'
  * plots in tensors/. */
-enum { REPORT_JSON, REPORT_CSV, REPORT_HIST, REPORT_HIST_LOG, REPORT_INDEX, GRAD_REPORT_FILES };
+enum {
+    REPORT_JSON,
+    REPORT_CSV,
+    REPORT_HIST,
+    REPORT_HIST_LOG,
+    REPORT_TREND,
+    REPORT_INDEX,
+    GRAD_REPORT_FILES
+};
 extern const char *const grad_report_files[GRAD_REPORT_FILES];
 
 /* grad_scan.c: the tensors of S that C's --match keeps, analysed into
- * RUN's rows and total, on C's threads, with a progress line if PROGRESS;
- * SHARDS: rows that are shards of one tensor are analysed as parts of it.
- * With EMIT_ERR, *EMIT_ERR := the total's exact error sums (malloc'd), for
- * a partial file. */
-void grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool shards,
-                  bool progress, grad_sums **emit_err);
+ * RUN's rows, on C's threads, with a progress line if PROGRESS; a row is
+ * loss-scaled if its name matches LOSS_RE (or, LOSS_DEFAULT being the
+ * default regex, if none does); SHARDS: rows that are shards of one tensor
+ * are analysed as parts of it.  Returns the exact error sums of every
+ * format (malloc'd; FPK_STATS_MAX_FORMATS). */
+grad_sums *grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool shards,
+                        bool progress, const regex_t *loss_re, bool loss_default);
+
+/* RUN's total := its rows summed, with ERR (the exact error sums of every
+ * format, or NULL: the rows' summed) for its errors; its steps := the rows
+ * summed by step, when they span two steps or more. */
+void grad_finish(grad_run *run, const grad_sums *err);
 
 #endif

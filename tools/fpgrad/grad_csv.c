@@ -1,5 +1,6 @@
-/* fpgrad's report as CSV (RFC 4180): a header, one line per tensor, then
- * the total.  The columns follow the JSON keys (fpgrad(1), CSV OUTPUT). */
+/* fpgrad's report as CSV (RFC 4180): a header, one line per tensor, per
+ * step (when there are several) and the total, told apart by the column
+ * kind.  The columns follow the JSON keys (fpgrad(1), CSV OUTPUT). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -58,16 +59,41 @@ static void log2_field(FILE *out, bool has, int v)
         fputc(',', out);
 }
 
-static void row(FILE *out, const grad_run *run, const grad_row *r)
+static void real_field(FILE *out, bool has, double v)
+{
+    if (has)
+        fprintf(out, ",%.17g", v);
+    else
+        fputc(',', out);
+}
+
+static void sqnr_field(FILE *out, const grad_err *e)
+{
+    bool none;
+    double db = grad_sqnr_db(e, &none);
+    real_field(out, !none, db);
+}
+
+/* Row R of KIND: "tensor", "step" or "total". */
+static void row(FILE *out, const grad_run *run, const grad_row *r, const char *kind)
 {
     char shape[256] = "";
     if (r->name)
         cli_shape_text(shape, sizeof shape, r->ndim, r->shape);
-    field(out, r->name ? r->name : "total");
+    fprintf(out, "%s,", kind);
+    field(out, r->name ? r->name : "");
     fputc(',', out);
     field(out, r->file ? r->file : "");
+    if (r->has_step)
+        fprintf(out, ",%" PRId64, r->step);
+    else
+        fputc(',', out);
     fprintf(out, ",%s,", r->name ? fpk_dtype_name(r->dtype) : "");
     field(out, shape);
+    if (r->name)
+        fprintf(out, ",%d,%.17g", r->loss_scaled, r->scale);
+    else
+        fputs(",,", out);
     fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.17g", r->count, r->zeros,
             r->nonfinite, grad_nonzero(r), r->amax);
     int lo = 0, hi = 0, med = 0;
@@ -76,16 +102,20 @@ static void row(FILE *out, const grad_run *run, const grad_row *r)
     log2_field(out, any, lo);
     log2_field(out, any, hi);
     log2_field(out, any, med);
-    for (int j = 0; j < run->nformats; j++)
+    for (int j = 0; j < run->nformats; j++) {
         counts(out, &r->fmt[j], r);
+        if (run->sqnr)
+            sqnr_field(out, &r->err[j]);
+    }
     if (run->autoscale) {
-        log2_field(out, r->loss.has_scale, r->loss.log2);
+        real_field(out, r->name != NULL, r->loss.value);
         for (int j = 0; j < run->nformats; j++)
             counts(out, &r->loss.fmt[j], r);
+        log2_field(out, r->name && r->has_max_loss, r->max_loss_log2);
         for (int j = 0; j < run->nformats; j++)
             if (grad_has_amax_scale(run->formats[j])) {
-                log2_field(out, r->amax_scale[j].has_scale, r->amax_scale[j].log2);
-                counts(out, &r->amax_scale[j].fmt[j], r);
+                real_field(out, r->name && r->fp8[j].has_scale, r->fp8[j].value);
+                counts(out, &r->fp8[j].fmt[j], r);
             }
     }
     fputc('\n', out);
@@ -93,23 +123,29 @@ static void row(FILE *out, const grad_run *run, const grad_row *r)
 
 void grad_csv(const grad_run *run, FILE *out)
 {
-    fputs("name,file,dtype,shape,count,zeros,nonfinite,nonzero_finite,amax,log2_min,log2_max,"
-          "log2_median",
+    fputs("kind,name,file,step,dtype,shape,loss_scaled,scale,count,zeros,nonfinite,"
+          "nonzero_finite,amax,log2_min,log2_max,log2_median",
           out);
-    for (int j = 0; j < run->nformats; j++)
+    for (int j = 0; j < run->nformats; j++) {
         counts_header(out, "", run->formats[j]->name);
+        if (run->sqnr)
+            fprintf(out, ",%s_sqnr_db", run->formats[j]->name);
+    }
     if (run->autoscale) {
-        fputs(",loss_scale_log2", out);
+        fputs(",loss_scale", out);
         for (int j = 0; j < run->nformats; j++)
             counts_header(out, "loss_", run->formats[j]->name);
+        fputs(",max_loss_scale_log2", out);
         for (int j = 0; j < run->nformats; j++)
             if (grad_has_amax_scale(run->formats[j])) {
-                fprintf(out, ",fp8_%s_scale_log2", run->formats[j]->name);
+                fprintf(out, ",fp8_%s_scale", run->formats[j]->name);
                 counts_header(out, "fp8_", run->formats[j]->name);
             }
     }
     fputc('\n', out);
     for (size_t i = 0; i < run->nrows; i++)
-        row(out, run, &run->rows[i]);
-    row(out, run, &run->total);
+        row(out, run, &run->rows[i], "tensor");
+    for (size_t k = 0; k < run->nsteps; k++)
+        row(out, run, &run->steps[k], "step");
+    row(out, run, &run->total, "total");
 }

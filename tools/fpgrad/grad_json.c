@@ -30,8 +30,8 @@ static void put_counts(json_t *o, const fpk_format_counts *k, uint64_t nonzero, 
     json_object_set_new(o, "overflow_frac_all", frac(k->overflow, all));
 }
 
-/* The formats' counts K of row R, and with ERR (the run's scale) their
- * SQNR: null when there is no signal or no error. */
+/* The formats' counts K of row R, and with ERR their SQNR: null when there
+ * is no signal or no error. */
 static json_t *formats_json(const grad_run *run, const fpk_format_counts *k, const grad_row *r,
                             const grad_err *err)
 {
@@ -49,10 +49,14 @@ static json_t *formats_json(const grad_run *run, const fpk_format_counts *k, con
     return o;
 }
 
-static void put_scale(json_t *o, const grad_scaled *s)
+/* A scale: its value, and its log2 when it is a power of two. */
+static json_t *scale_json(bool has, double value)
 {
-    json_object_set_new(o, "log2", log2_or_null(s->has_scale, s->log2));
-    json_object_set_new(o, "value", s->has_scale ? json_real(ldexp(1.0, s->log2)) : json_null());
+    if (!has)
+        return json_null();
+    int k;
+    bool pow2 = grad_power_of_two(value, &k);
+    return json_pack("{s:o,s:f}", "log2", log2_or_null(pow2, k), "value", value);
 }
 
 static json_t *auto_json(const grad_run *run, const grad_row *r)
@@ -60,30 +64,40 @@ static json_t *auto_json(const grad_run *run, const grad_row *r)
     if (!run->autoscale)
         return json_null();
     json_t *a = json_object(), *loss = json_object(), *fp8 = json_object();
-    put_scale(loss, &r->loss);
+    /* (a sum's rows are each at their own scale) */
+    json_object_set_new(loss, "scale", r->name ? json_real(r->loss.value) : json_null());
     json_object_set_new(loss, "formats", formats_json(run, r->loss.fmt, r, NULL));
     for (int j = 0; j < run->nformats; j++) {
         if (!grad_has_amax_scale(run->formats[j]))
             continue;
         json_t *f = json_object();
-        put_scale(f, &r->amax_scale[j]);
-        put_counts(f, &r->amax_scale[j].fmt[j], grad_nonzero(r), r->count);
+        if (r->name)
+            json_object_set_new(f, "scale", scale_json(r->fp8[j].has_scale, r->fp8[j].value));
+        put_counts(f, &r->fp8[j].fmt[j], grad_nonzero(r), r->count);
         json_object_set_new(fp8, run->formats[j]->name, f);
     }
-    json_object_set_new(a, "loss_scale", loss);
+    json_object_set_new(a, "at_loss_scale", loss);
+    if (r->name)
+        json_object_set_new(a, "max_loss_scale",
+                            scale_json(r->has_max_loss, ldexp(1.0, r->max_loss_log2)));
     json_object_set_new(a, "fp8_scale", fp8);
     return a;
 }
 
-static json_t *row_json(const grad_run *run, const grad_row *r)
+/* Row R: a tensor, a step's sum (STEP) or the total. */
+static json_t *row_json(const grad_run *run, const grad_row *r, bool step)
 {
     json_t *o = json_object();
     if (r->name) {
-        json_t *shape = cli_json_shape(r->ndim, r->shape);
         json_object_set_new(o, "name", json_string(r->name));
         json_object_set_new(o, "file", json_string(r->file));
+        json_object_set_new(o, "step", r->has_step ? json_integer(r->step) : json_null());
         json_object_set_new(o, "dtype", json_string(fpk_dtype_name(r->dtype)));
-        json_object_set_new(o, "shape", shape);
+        json_object_set_new(o, "shape", cli_json_shape(r->ndim, r->shape));
+        json_object_set_new(o, "loss_scaled", json_boolean(r->loss_scaled));
+        json_object_set_new(o, "scale", json_real(r->scale));
+    } else if (step) {
+        json_object_set_new(o, "step", json_integer(r->step));
     } else {
         json_object_set_new(o, "tensors", cli_json_count(run->nrows));
         json_object_set_new(o, "files", cli_json_count(run->nfiles));
@@ -110,26 +124,52 @@ static json_t *row_json(const grad_run *run, const grad_row *r)
     return o;
 }
 
+/* The run's --scale auto settings and the loss scale it recommends. */
+static json_t *run_auto_json(const grad_run *run)
+{
+    if (!run->autoscale)
+        return json_null();
+    json_t *a = json_object();
+    json_object_set_new(a, "margin", json_integer(run->margin));
+    json_object_set_new(a, "fp8_scale", json_string(scaling_rule_name(run->fp8_rule)));
+    json_object_set_new(a, "loss_scale_format", json_string("fp16"));
+    json_object_set_new(a, "loss_scaled", json_string(run->loss_text));
+    json_object_set_new(a, "loss_scaled_all", json_boolean(run->loss_all));
+    json_object_set_new(a, "loss_scale", scale_json(run->loss.has_scale, run->loss.value));
+    json_t *limit = json_null();
+    if (run->loss_limit < run->nrows) {
+        const grad_row *r = &run->rows[run->loss_limit];
+        limit = json_object();
+        json_object_set_new(limit, "name", json_string(r->name));
+        json_object_set_new(limit, "file", json_string(r->file));
+        json_object_set_new(limit, "step", r->has_step ? json_integer(r->step) : json_null());
+        json_object_set_new(limit, "amax", json_real(r->amax));
+    }
+    json_object_set_new(a, "limited_by", limit);
+    return a;
+}
+
 json_t *grad_json(const grad_run *run)
 {
     const char *v = fpk_version();
     if (strncmp(v, "fpkit ", 6) == 0)
         v += 6;
     json_t *root = json_object(), *formats = json_array(), *tensors = json_array();
+    json_t *steps = json_array();
     for (int j = 0; j < run->nformats; j++)
         json_array_append_new(formats, json_string(run->formats[j]->name));
     json_object_set_new(root, "tool", json_string("fpgrad"));
     json_object_set_new(root, "version", json_string(v));
     json_object_set_new(root, "round", json_string(fpk_round_name(run->round)));
     json_object_set_new(root, "scale", json_real(run->scale));
-    json_object_set_new(
-        root, "auto",
-        run->autoscale ? json_pack("{s:i,s:s}", "margin", run->margin, "loss_scale_format", "fp16")
-                       : json_null());
+    json_object_set_new(root, "auto", run_auto_json(run));
     json_object_set_new(root, "formats", formats);
     for (size_t i = 0; i < run->nrows; i++)
-        json_array_append_new(tensors, row_json(run, &run->rows[i]));
+        json_array_append_new(tensors, row_json(run, &run->rows[i], false));
     json_object_set_new(root, "tensors", tensors);
-    json_object_set_new(root, "total", row_json(run, &run->total));
+    for (size_t k = 0; k < run->nsteps; k++)
+        json_array_append_new(steps, row_json(run, &run->steps[k], true));
+    json_object_set_new(root, "steps", steps);
+    json_object_set_new(root, "total", row_json(run, &run->total, false));
     return root;
 }

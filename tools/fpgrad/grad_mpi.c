@@ -22,50 +22,10 @@ static void add_buckets(void *in, void *inout, int *len, MPI_Datatype *type)
     }
 }
 
-/* The pairs of counts C[j][0], C[j][1] for j < NF summed over the ranks
- * (C[j][w] points into the caller's totals). */
-static void sum_count_pairs(fpk_format_counts *(*c)[2], int nf)
-{
-    size_t n = 6 * (size_t)nf, k = 0;
-    uint64_t *v = cli_xcalloc(n, sizeof *v);
-    for (int j = 0; j < nf; j++)
-        for (int w = 0; w < 2; w++) {
-            v[k++] = c[j][w]->underflow;
-            v[k++] = c[j][w]->subnormal;
-            v[k++] = c[j][w]->overflow;
-        }
-    mpi_job_sum_u64(v, n);
-    k = 0;
-    for (int j = 0; j < nf; j++)
-        for (int w = 0; w < 2; w++) {
-            c[j][w]->underflow = v[k++];
-            c[j][w]->subnormal = v[k++];
-            c[j][w]->overflow = v[k++];
-        }
-    free(v);
-}
-
-void grad_mpi_sum_pass1(fpk_stats *total, grad_sums *err, fpk_format_counts *mx, int nf)
+void grad_mpi_sum_errors(grad_sums *err, int nf)
 {
     if (mpi_job_size() == 1)
         return;
-    /* The counts and the histogram, then the per-format and MX counts. */
-    uint64_t head[3] = {total->count, total->zeros, total->nonfinite};
-    mpi_job_sum_u64(head, 3);
-    total->count = head[0];
-    total->zeros = head[1];
-    total->nonfinite = head[2];
-    mpi_job_sum_u64(total->log2_hist, FPK_LOG2_BINS);
-    fpk_format_counts *c[FPK_STATS_MAX_FORMATS][2];
-    for (int j = 0; j < nf; j++) {
-        c[j][0] = &total->fmt[j];
-        c[j][1] = &mx[j];
-    }
-    sum_count_pairs(c, nf);
-    /* amax >= 0: the largest double is the largest bit pattern. */
-    mpi_job_check(
-        MPI_Allreduce(MPI_IN_PLACE, &total->amax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
-        "sharing the largest magnitude");
     MPI_Datatype bucket;
     MPI_Op add;
     mpi_job_check(MPI_Type_contiguous(16, MPI_BYTE, &bucket), "making a datatype");
@@ -92,18 +52,6 @@ void grad_mpi_share_amax(grad_run *run)
     for (size_t i = 0; i < run->nrows; i++)
         run->rows[i].amax = amax[i];
     free(amax);
-}
-
-void grad_mpi_sum_pass2(grad_row *total, int nf)
-{
-    if (mpi_job_size() == 1)
-        return;
-    fpk_format_counts *c[FPK_STATS_MAX_FORMATS][2];
-    for (int j = 0; j < nf; j++) {
-        c[j][0] = &total->loss.fmt[j];
-        c[j][1] = &total->amax_scale[j].fmt[j];
-    }
-    sum_count_pairs(c, nf);
 }
 
 static void get_row(cli_buf *all, size_t i, void *run)

@@ -1,7 +1,7 @@
 /* fpgrad's partial results (grad_part.h).  A partial file, in the byte order
- * of the machine that wrote it: the line "fpgrad partial 1", the formats'
- * names, the mode, scale and SQNR switch; the rows, each its listing and
- * its results; the total's results and the exact error sums of every
+ * of the machine that wrote it: the line "fpgrad partial 2", the formats'
+ * names, the mode, scale and SQNR switch; the rows, each its listing (step,
+ * role and scale included) and its results; the exact error sums of every
  * format; last, the FNV-1a hash of all that, so that a damaged file is
  * refused rather than misread.  Everything read back is checked, as from
  * any file given. */
@@ -17,7 +17,7 @@
 #include "grad_part.h"
 #include "outfile.h"
 
-#define MAGIC "fpgrad partial 1\n"
+#define MAGIC "fpgrad partial 2\n"
 #define MAX_PART_BYTES ((size_t)1 << 32) /* a million rows and then some */
 #define MAX_NAME 65536
 #define MAX_FORMAT_NAME 63 /* "e11m52fnuz" and the like */
@@ -37,22 +37,21 @@ static void put_counts(cli_buf *b, const fpk_format_counts *c, int nf)
 static void put_scaled(cli_buf *b, const grad_scaled *s, int nf)
 {
     uint8_t has = s->has_scale;
-    int32_t log2 = s->log2;
     cli_buf_put(b, &has, sizeof has);
-    cli_buf_put(b, &log2, sizeof log2);
+    cli_buf_put(b, &s->value, sizeof s->value);
     put_counts(b, s->fmt, nf);
 }
 
 static void get_scaled(cli_buf *b, grad_scaled *s, int nf)
 {
     uint8_t has;
-    int32_t log2;
+    double value;
     cli_buf_get(b, &has, sizeof has);
-    cli_buf_get(b, &log2, sizeof log2);
-    if (has > 1 || log2 < -2000 || log2 > 2000)
+    cli_buf_get(b, &value, sizeof value);
+    if (has > 1 || (has && !(value > 0 && value < INFINITY)))
         bad_bytes(b, "a scale out of range");
     s->has_scale = has;
-    s->log2 = log2;
+    s->value = value;
     cli_buf_get(b, s->fmt, (size_t)nf * sizeof *s->fmt);
 }
 
@@ -69,8 +68,12 @@ void grad_row_put(cli_buf *b, const grad_row *r, int nf)
     put_counts(b, r->fmt, nf);
     cli_buf_put(b, r->err, (size_t)nf * sizeof *r->err);
     put_scaled(b, &r->loss, nf);
+    uint8_t has_max = r->has_max_loss;
+    int32_t max_log2 = r->max_loss_log2;
+    cli_buf_put(b, &has_max, sizeof has_max);
+    cli_buf_put(b, &max_log2, sizeof max_log2);
     for (int j = 0; j < nf; j++)
-        put_scaled(b, &r->amax_scale[j], nf);
+        put_scaled(b, &r->fp8[j], nf);
 }
 
 void grad_row_get(cli_buf *b, grad_row *r, int nf)
@@ -93,8 +96,16 @@ void grad_row_get(cli_buf *b, grad_row *r, int nf)
     cli_buf_get(b, r->fmt, (size_t)nf * sizeof *r->fmt);
     cli_buf_get(b, r->err, (size_t)nf * sizeof *r->err);
     get_scaled(b, &r->loss, nf);
+    uint8_t has_max;
+    int32_t max_log2;
+    cli_buf_get(b, &has_max, sizeof has_max);
+    cli_buf_get(b, &max_log2, sizeof max_log2);
+    if (has_max > 1 || max_log2 < SCALING_LOG2_MIN || max_log2 > SCALING_LOG2_MAX)
+        bad_bytes(b, "a loss scale out of range");
+    r->has_max_loss = has_max;
+    r->max_loss_log2 = max_log2;
     for (int j = 0; j < nf; j++)
-        get_scaled(b, &r->amax_scale[j], nf);
+        get_scaled(b, &r->fp8[j], nf);
     /* What every row satisfies: the counts add up, the errors are sums of
      * squares. */
     uint64_t in_hist = 0;
@@ -149,16 +160,19 @@ void grad_part_write(const char *path, const grad_run *run, const grad_sums *err
     for (size_t i = 0; i < run->nrows; i++) {
         const grad_row *r = &run->rows[i];
         uint32_t dtype = (uint32_t)r->dtype, ndim = (uint32_t)r->ndim;
+        uint8_t has_step = r->has_step, loss_scaled = r->loss_scaled;
         put_text(&b, r->file);
         put_text(&b, r->name);
         cli_buf_put(&b, &dtype, sizeof dtype);
         cli_buf_put(&b, &ndim, sizeof ndim);
         cli_buf_put(&b, r->shape, (size_t)r->ndim * sizeof *r->shape);
         cli_buf_put(&b, &r->count, sizeof r->count);
+        cli_buf_put(&b, &has_step, sizeof has_step);
+        cli_buf_put(&b, &r->step, sizeof r->step);
+        cli_buf_put(&b, &loss_scaled, sizeof loss_scaled);
+        cli_buf_put(&b, &r->scale, sizeof r->scale);
         grad_row_put(&b, r, nf);
     }
-    cli_buf_put(&b, &run->total.count, sizeof run->total.count);
-    grad_row_put(&b, &run->total, nf);
     cli_buf_put(&b, err, (size_t)nf * sizeof *err);
     uint64_t h = cli_buf_hash(&b);
     cli_buf_put(&b, &h, sizeof h);
@@ -192,7 +206,7 @@ static void read_whole(const char *path, cli_buf *b)
     fclose(fp);
     uint64_t h;
     if (b->len < strlen(MAGIC) + sizeof h || memcmp(b->p, MAGIC, strlen(MAGIC)) != 0)
-        bad_bytes(b, "no \"fpgrad partial 1\" line");
+        bad_bytes(b, "no \"fpgrad partial 2\" line");
     b->len -= sizeof h;
     memcpy(&h, b->p + b->len, sizeof h);
     if (h != cli_buf_hash(b)) {
@@ -209,7 +223,7 @@ static void get_options(cli_buf *b, grad_run *run, bool first, const char *first
     cli_buf_get(b, magic, sizeof magic);
     if (memcmp(magic, MAGIC, sizeof magic) != 0) {
         b->at = 0;
-        bad_bytes(b, "no \"fpgrad partial 1\" line");
+        bad_bytes(b, "no \"fpgrad partial 2\" line");
     }
     uint32_t nf, round;
     cli_buf_get(b, &nf, sizeof nf);
@@ -290,6 +304,16 @@ static void get_rows(cli_buf *b, grad_run *run, size_t *cap)
                                                                             : elements * r->shape[d];
         if (elements != r->count)
             bad_bytes(b, "a shape that does not hold the tensor's count");
+        uint8_t has_step, loss_scaled;
+        cli_buf_get(b, &has_step, sizeof has_step);
+        cli_buf_get(b, &r->step, sizeof r->step);
+        cli_buf_get(b, &loss_scaled, sizeof loss_scaled);
+        cli_buf_get(b, &r->scale, sizeof r->scale);
+        if (has_step > 1 || loss_scaled > 1 || r->step < 0 ||
+            !(r->scale > 0 && r->scale < INFINITY))
+            bad_bytes(b, "a step, role or scale out of range");
+        r->has_step = has_step;
+        r->loss_scaled = loss_scaled;
         grad_row_get(b, r, run->nformats);
     }
 }
@@ -299,32 +323,16 @@ static void get_rows(cli_buf *b, grad_run *run, size_t *cap)
  * checker. */
 static struct merging {
     cli_buf file;        /* the partial being read */
-    fpk_stats *total;    /* the totals so far */
     grad_sums *sums;     /* the exact error sums so far, and */
     grad_sums *part;     /* the partial's */
     const char **seen;   /* the files of the partials read */
     size_t nseen;
 } merging;
 
-/* M->total += the partial's total in B (counts, histogram, amax), and
- * M->sums += its exact error sums. */
-static void add_total(cli_buf *b, const grad_run *run, struct merging *m)
+/* M->sums += the exact error sums of the partial in B, its end. */
+static void add_sums(cli_buf *b, const grad_run *run, struct merging *m)
 {
     int nf = run->nformats;
-    grad_row t = {0};
-    cli_buf_get(b, &t.count, sizeof t.count);
-    grad_row_get(b, &t, nf);
-    fpk_stats *total = m->total;
-    total->count += t.count;
-    total->zeros += t.zeros;
-    total->nonfinite += t.nonfinite;
-    if (t.amax > total->amax)
-        total->amax = t.amax;
-    for (size_t i = 0; i < t.hist_n; i++)
-        total->log2_hist[t.hist_min - FPK_LOG2_MIN + (int)i] += t.hist[i];
-    for (int j = 0; j < nf; j++)
-        grad_add_counts(&total->fmt[j], &t.fmt[j]);
-    free(t.hist);
     cli_buf_get(b, m->part, (size_t)nf * sizeof *m->part);
     for (int j = 0; j < nf; j++)
         grad_sums_merge(&m->sums[j], &m->part[j]);
@@ -353,10 +361,9 @@ static void check_files(const grad_run *run, size_t from, const char *path, stru
         }
 }
 
-void grad_part_merge(grad_run *run, char *const *paths, size_t n)
+grad_sums *grad_part_merge(grad_run *run, char *const *paths, size_t n)
 {
     struct merging *m = &merging;
-    m->total = cli_xcalloc(1, sizeof *m->total);
     m->sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *m->sums);
     m->part = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *m->part);
     size_t cap = 0;
@@ -367,19 +374,15 @@ void grad_part_merge(grad_run *run, char *const *paths, size_t n)
         size_t before = run->nrows;
         get_options(&m->file, run, k == 0, paths[0]);
         get_rows(&m->file, run, &cap);
-        add_total(&m->file, run, m);
+        add_sums(&m->file, run, m);
         free(m->file.p);
         m->file.p = NULL;
         check_files(run, before, paths[k], m);
     }
     run->nfiles = m->nseen;
-    run->total.count = m->total->count;
-    grad_row_set_stats(&run->total, m->total);
-    for (int j = 0; j < run->nformats; j++)
-        run->total.err[j] = grad_sums_value(&m->sums[j]);
+    grad_sums *sums = m->sums;
     free(m->seen);
     free(m->part);
-    free(m->sums);
-    free(m->total);
     *m = (struct merging){0};
+    return sums;
 }

@@ -1,11 +1,17 @@
 /* fpgrad's plots: the histogram's data, then gnuplot runs plots/hist.gp on
- * it (gnuplot.h). */
+ * it (gnuplot.h); the report's plots, the trend over the steps by
+ * plots/trend.gp among them. */
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "gnuplot.h"
 #include "grad.h"
+#include "outdir.h"
 
 /* A format whose thresholds lie within this many binades of each other
  * widens the plot to show them; wider ones (bf16, fp32) would squash it. */
@@ -130,4 +136,72 @@ void grad_plot(const grad_run *run, const grad_row *r, const char *title, const 
     free(names), free(sub), free(norm), free(max), free(under), free(over);
     gp_end(&p, vars);
     free(vars);
+}
+
+/* The trend over RUN's steps into PATH: per format, the share of the
+ * nonzero values it loses (rounded to zero or overflowed), by step. */
+static void plot_trend(const grad_run *run, const char *path, const grad_plot_opts *o)
+{
+    gp_plot p;
+    gp_begin(&p, path, "trend.gp");
+    for (size_t k = 0; k < run->nsteps; k++) {
+        const grad_row *s = &run->steps[k];
+        fprintf(p.data, "%" PRId64, s->step);
+        uint64_t nz = grad_nonzero(s);
+        for (int j = 0; j < run->nformats; j++) {
+            const fpk_format_counts *c = grad_counts(run, s, j);
+            fprintf(p.data, " %.17g", nz ? 100.0 * (double)(c->underflow + c->overflow) / (double)nz
+                                         : 0.0);
+        }
+        fputc('\n', p.data);
+    }
+    char *names = NULL;
+    for (int j = 0; j < run->nformats; j++) {
+        char *joined = cli_strf("%s%s%s", names ? names : "", names ? " " : "",
+                                run->formats[j]->name);
+        free(names);
+        names = joined;
+    }
+    char *vars = cli_strf("width=%d; height=%d; fmtnames='%s'", o->width, o->height / 2 + 120,
+                          names ? names : "");
+    free(names);
+    gp_end(&p, vars);
+    free(vars);
+}
+
+void grad_report_plots(const grad_run *run, const struct outdir *d, const grad_plot_opts *plot,
+                       const size_t *rows, size_t n)
+{
+    char *title = cli_strf("all %zu tensors, %" PRIu64 " elements", run->nrows, run->total.count);
+    grad_plot_opts o = *plot;
+    o.xrange_of = NULL;
+    o.small = false;
+    for (int logy = 0; logy < 2; logy++) {
+        o.logy = logy;
+        char *path = outdir_file(d, grad_report_files[logy ? REPORT_HIST_LOG : REPORT_HIST]);
+        grad_plot(run, &run->total, title, path, &o);
+        free(path);
+    }
+    free(title);
+    if (run->nsteps) {
+        char *path = outdir_file(d, grad_report_files[REPORT_TREND]);
+        plot_trend(run, path, plot);
+        free(path);
+    }
+    char *dir = outdir_file(d, "tensors");
+    if (mkdir(dir, 0777) != 0)
+        cli_die(CLI_EXIT_INTERNAL, "%s: cannot create the directory: %s", dir, strerror(errno));
+    free(dir);
+    o = (grad_plot_opts){.width = 330, .height = 230, .logy = true, .small = true};
+    for (size_t k = 0; k < n; k++) {
+        const grad_row *r = &run->rows[rows[k]];
+        char name[32];
+        snprintf(name, sizeof name, "tensors/%04zu.png", k);
+        char *path = outdir_file(d, name);
+        char *t = r->has_step ? cli_strf("%s, step %" PRId64, r->name, r->step)
+                              : cli_strf("%s", r->name);
+        grad_plot(run, r, t, path, &o);
+        free(t);
+        free(path);
+    }
 }

@@ -21,9 +21,7 @@ typedef struct pass {
     grad_run *run;
     const scan *s;
     const size_t *rows;   /* row i's tensor: s->tensors[rows[i]] */
-    fpk_stats *total;     /* pass 1: merged into */
     grad_sums *err_total; /* pass 1: every format's (FPK_STATS_MAX_FORMATS) */
-    fpk_format_counts mx_total[FPK_STATS_MAX_FORMATS]; /* pass 1: the MX formats' */
 } pass;
 
 /* One thread's part of a tensor's errors, with its own counts and sums
@@ -54,12 +52,12 @@ static void sr_start_at(fpk_stats *s, int n, uint64_t base)
         s[k].sr_index = base;
 }
 
-static void stats_at(fpk_stats *s, const fpk_format *const *formats, int n, int log2,
+static void stats_at(fpk_stats *s, const fpk_format *const *formats, int n, double scale,
                      fpk_round mode)
 {
     fpk_ctx c = fpk_ctx_default();
     c.round = mode;
-    fpk_stats_init(s, formats, n, ldexp(1.0, log2), &c);
+    fpk_stats_init(s, formats, n, scale, &c);
 }
 
 static void parts_new(tensor_read *tr, const grad_run *run, const grad_row *r)
@@ -189,15 +187,13 @@ static void parts_finish(scan_worker *w, pass *p, size_t i, const tensor_read *t
             grad_add_counts(&mx, &tr->parts[k].mx[j]);
         r->err[j] = grad_sums_value(&tr->parts[0].sums[j]);
         grad_sums_merge(&p->err_total[j], &tr->parts[0].sums[j]);
-        if (grad_is_mx(run->formats[j])) {
+        if (grad_is_mx(run->formats[j]))
             r->fmt[j] = mx;
-            grad_add_counts(&p->mx_total[j], &mx);
-        }
     }
     pthread_mutex_unlock(lock);
 }
 
-/* Pass 1: the statistics of row I at the run's scale, and the errors (the
+/* Pass 1: the statistics of row I at its scale, and the errors (the
  * SQNR, the MX formats' counts) if the run has them: a float32 tensor is
  * viewed once for both, another tensor read once for each (threads share
  * the reads). */
@@ -207,7 +203,7 @@ static bool pass1(scan_worker *w, pass *p, size_t i, fpk_stats *st)
     grad_row *r = &run->rows[i];
     fpk_ctx c = fpk_ctx_default();
     c.round = run->round;
-    fpk_stats_init(&st[0], run->formats, run->nformats, run->scale, &c);
+    fpk_stats_init(&st[0], run->formats, run->nformats, r->scale, &c);
     sr_start_at(st, 1, r->sr_base);
     tensor_read tr = {.t = &p->s->tensors[p->rows[i]], .nt = scan_inner(w),
                       .errors = grad_second_read(run)};
@@ -222,58 +218,56 @@ static bool pass1(scan_worker *w, pass *p, size_t i, fpk_stats *st)
     if (ok && tr.errors)
         parts_finish(w, p, i, &tr);
     parts_free(&tr);
-    if (!ok)
-        return false;
-    pthread_mutex_lock(&scan_pool_of(w)->lock);
-    fpk_stats_merge(p->total, &st[0]);
-    pthread_mutex_unlock(&scan_pool_of(w)->lock);
-    return true;
+    return ok;
 }
 
-/* Pass 2: the scales of row I, and the statistics at its loss scale, at the
- * global loss scale (summed into the total) and at each FP8 scale. */
+/* Pass 2, with --scale auto: row I's own largest loss scale, its
+ * statistics at the run's loss scale if it is loss-scaled (else those at
+ * 1 stand), and at its own FP8 scale in each format of at most 8 bits. */
 static bool pass2(scan_worker *w, pass *p, size_t i, fpk_stats *st)
 {
     grad_run *run = p->run;
     grad_row *r = &run->rows[i];
-    const grad_scaled *global = &run->total.loss;
+    r->loss.has_scale = true;
+    r->loss.value = r->loss_scaled && run->loss.has_scale ? run->loss.value : 1;
+    memcpy(r->loss.fmt, r->fmt, sizeof r->loss.fmt);
     if (r->amax == 0) { /* nothing nonzero and finite: every count stays 0 */
         scan_progress(w, r->count);
         return true;
     }
-    r->loss.has_scale = true;
-    r->loss.log2 = grad_loss_scale_log2(&fpk_fp16, r->amax, run->round);
-    int ns = 0, global_at = 0, fp8_at[FPK_STATS_MAX_FORMATS];
-    stats_at(&st[ns++], run->formats, run->nformats, r->loss.log2, run->round);
-    if (global->has_scale && global->log2 != r->loss.log2) {
-        global_at = ns;
-        stats_at(&st[ns++], run->formats, run->nformats, global->log2, run->round);
+    r->has_max_loss = true;
+    r->max_loss_log2 = scaling_loss_log2(&fpk_fp16, r->amax, run->round);
+    int ns = 0, loss_at = -1, fp8_at[FPK_STATS_MAX_FORMATS];
+    if (r->loss.value != r->scale) {
+        loss_at = ns;
+        stats_at(&st[ns++], run->formats, run->nformats, r->loss.value, run->round);
     }
     for (int j = 0; j < run->nformats; j++) {
+        fp8_at[j] = -1;
         if (!grad_has_amax_scale(run->formats[j]))
             continue;
-        r->amax_scale[j].has_scale = true;
-        r->amax_scale[j].log2 = grad_amax_scale_log2(run->formats[j], r->amax, run->margin);
-        fp8_at[j] = ns;
-        stats_at(&st[ns++], &run->formats[j], 1, r->amax_scale[j].log2, run->round);
+        double v = scaling_fp8(run->formats[j], r->amax, run->margin, run->fp8_rule);
+        r->fp8[j].has_scale = v > 0;
+        r->fp8[j].value = v;
+        if (v > 0) {
+            fp8_at[j] = ns;
+            stats_at(&st[ns++], &run->formats[j], 1, v, run->round);
+        }
+    }
+    if (ns == 0) {
+        scan_progress(w, r->count);
+        return true;
     }
     sr_start_at(st, ns, r->sr_base);
     if (!scan_add_stats(w, &p->s->tensors[p->rows[i]], st, ns))
         return false;
-    memcpy(r->loss.fmt, st[0].fmt, sizeof r->loss.fmt);
+    if (loss_at >= 0)
+        for (int j = 0; j < run->nformats; j++) /* block scales ignore the loss scale */
+            if (!grad_is_mx(run->formats[j]))
+                r->loss.fmt[j] = st[loss_at].fmt[j];
     for (int j = 0; j < run->nformats; j++)
-        if (grad_has_amax_scale(run->formats[j]))
-            r->amax_scale[j].fmt[j] = st[fp8_at[j]].fmt[0];
-    for (int j = 0; j < run->nformats; j++) /* block scales ignore the loss scale */
-        if (grad_is_mx(run->formats[j]))
-            r->loss.fmt[j] = st[global_at].fmt[j] = r->fmt[j];
-    pthread_mutex_lock(&scan_pool_of(w)->lock);
-    for (int j = 0; j < run->nformats; j++) {
-        grad_add_counts(&run->total.loss.fmt[j], &st[global_at].fmt[j]);
-        if (grad_has_amax_scale(run->formats[j]))
-            grad_add_counts(&run->total.amax_scale[j].fmt[j], &r->amax_scale[j].fmt[j]);
-    }
-    pthread_mutex_unlock(&scan_pool_of(w)->lock);
+        if (fp8_at[j] >= 0)
+            r->fp8[j].fmt[j] = st[fp8_at[j]].fmt[0];
     return true;
 }
 
@@ -291,7 +285,8 @@ static bool pass2_job(scan_worker *w, size_t i, void *arg)
 
 /* The rows: the tensors of S that C's --match keeps, in order; returns
  * each row's tensor's index in S. */
-static size_t *list_rows(grad_run *run, const scan *s, const cli_common *c)
+static size_t *list_rows(grad_run *run, const scan *s, const cli_common *c,
+                         const regex_t *loss_re, bool loss_default)
 {
     size_t *rows = cli_xcalloc(s->ntensors ? s->ntensors : 1, sizeof *rows);
     run->rows = cli_xcalloc(s->ntensors ? s->ntensors : 1, sizeof *run->rows);
@@ -307,11 +302,24 @@ static size_t *list_rows(grad_run *run, const scan *s, const cli_common *c)
         r->ndim = t->t.ndim;
         memcpy(r->shape, t->t.shape, sizeof r->shape);
         r->count = t->t.count;
+        r->has_step = s->steps[t->file].known;
+        r->step = s->steps[t->file].step;
+        r->loss_scaled = regexec(loss_re, r->name, 0, NULL, 0) == 0;
         run->nfiles += run->nrows == 0 || s->tensors[rows[run->nrows - 1]].file != t->file;
         rows[run->nrows++] = k;
     }
     if (!run->nrows)
         scan_none(s, c->has_match);
+    /* A dump without the dumper's roles: the loss scale is every tensor's. */
+    bool any = false;
+    for (size_t i = 0; i < run->nrows; i++)
+        any |= run->rows[i].loss_scaled;
+    run->loss_all = loss_default && !any;
+    for (size_t i = 0; i < run->nrows; i++) {
+        grad_row *r = &run->rows[i];
+        r->loss_scaled |= run->loss_all;
+        r->scale = r->loss_scaled ? run->scale : 1;
+    }
     return rows;
 }
 
@@ -347,10 +355,26 @@ static bool *rank_rows(const grad_run *run, const scan *s, const size_t *rows)
 }
 #endif
 
-void grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool shards,
-                  bool progress, grad_sums **emit_err)
+/* The recommended loss scale: the largest power of two with no fp16
+ * overflow in the loss-scaled rows, and the row whose amax sets it. */
+static void choose_loss_scale(grad_run *run)
 {
-    size_t *rows = list_rows(run, s, c);
+    double amax = 0;
+    run->loss_limit = SIZE_MAX;
+    for (size_t i = 0; i < run->nrows; i++)
+        if (run->rows[i].loss_scaled && run->rows[i].amax > amax) {
+            amax = run->rows[i].amax;
+            run->loss_limit = i;
+        }
+    run->loss.has_scale = amax > 0;
+    if (amax > 0)
+        run->loss.value = ldexp(1.0, scaling_loss_log2(&fpk_fp16, amax, run->round));
+}
+
+grad_sums *grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool shards,
+                        bool progress, const regex_t *loss_re, bool loss_default)
+{
+    size_t *rows = list_rows(run, s, c, loss_re, loss_default);
     if (shards) /* the shards of a tensor must agree: said before any reading */
         grad_shard_bases(run);
     bool *mine = NULL;
@@ -365,11 +389,7 @@ void grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool shards
             elements += run->rows[i].count;
             again += run->rows[i].dtype != FPK_DTYPE_F32 ? run->rows[i].count : 0;
         }
-    fpk_stats *total = cli_xcalloc(1, sizeof *total);
-    fpk_ctx ctx = fpk_ctx_default();
-    ctx.round = run->round;
-    fpk_stats_init(total, run->formats, run->nformats, run->scale, &ctx);
-    pass p = {.run = run, .s = s, .rows = rows, .total = total};
+    pass p = {.run = run, .s = s, .rows = rows};
     p.err_total = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *p.err_total);
     scan_pool pool = {.s = s, .njobs = run->nrows, .mine = mine, .threads = c->threads,
                       .job = pass1_job, .arg = &p,
@@ -377,41 +397,24 @@ void grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool shards
     pool.label = !progress ? NULL : run->autoscale ? "pass 1 of 2" : "pass 1 of 1";
     scan_run(&pool);
 #ifdef FPGRAD_MPI
-    grad_mpi_sum_pass1(total, p.err_total, p.mx_total, run->nformats);
+    grad_mpi_sum_errors(p.err_total, run->nformats);
 #endif
-    grad_row_set_stats(&run->total, total);
-    if (emit_err) { /* the exact sums, for the partial file */
-        *emit_err = cli_xcalloc((size_t)run->nformats, sizeof **emit_err);
-        memcpy(*emit_err, p.err_total, (size_t)run->nformats * sizeof **emit_err);
-    }
-    for (int j = 0; j < run->nformats; j++) {
-        run->total.err[j] = grad_sums_value(&p.err_total[j]);
-        if (grad_is_mx(run->formats[j]))
-            run->total.fmt[j] = p.mx_total[j];
-    }
     if (run->autoscale) {
-        if (shards) { /* a tensor's shards scaled alike, by its amax */
 #ifdef FPGRAD_MPI
-            grad_mpi_share_amax(run);
+        grad_mpi_share_amax(run);
 #endif
+        if (shards) /* a tensor's shards scaled alike, by its amax */
             grad_shard_amax(run);
-        }
-        run->total.loss.has_scale = total->amax > 0;
-        if (run->total.loss.has_scale)
-            run->total.loss.log2 = grad_loss_scale_log2(&fpk_fp16, total->amax, run->round);
+        choose_loss_scale(run);
         pool.job = pass2_job;
         pool.todo = elements;
         pool.label = progress ? "pass 2 of 2" : NULL;
         scan_run(&pool);
-#ifdef FPGRAD_MPI
-        grad_mpi_sum_pass2(&run->total, run->nformats);
-#endif
     }
 #ifdef FPGRAD_MPI
     grad_mpi_gather_rows(run, mine);
 #endif
     free(mine);
-    free(p.err_total);
-    free(total);
     free(rows);
+    return p.err_total;
 }

@@ -159,39 +159,6 @@ void grad_shard_amax(grad_run *run)
     free(group);
 }
 
-/* INTO += FROM, a shard of the same tensor, for NF formats. */
-static void add_shard(grad_row *into, const grad_row *from, int nf)
-{
-    into->count += from->count;
-    into->zeros += from->zeros;
-    into->nonfinite += from->nonfinite;
-    if (from->amax > into->amax)
-        into->amax = from->amax;
-    if (from->hist_n) {
-        int lo = into->hist_n && into->hist_min < from->hist_min ? into->hist_min : from->hist_min;
-        int hi_into = into->hist_min + (int)into->hist_n, hi_from = from->hist_min + (int)from->hist_n;
-        int hi = into->hist_n && hi_into > hi_from ? hi_into : hi_from;
-        uint64_t *h = cli_xcalloc((size_t)(hi - lo), sizeof *h);
-        for (size_t b = 0; b < into->hist_n; b++)
-            h[into->hist_min - lo + (int)b] += into->hist[b];
-        for (size_t b = 0; b < from->hist_n; b++)
-            h[from->hist_min - lo + (int)b] += from->hist[b];
-        free(into->hist);
-        into->hist = h;
-        into->hist_min = lo;
-        into->hist_n = (size_t)(hi - lo);
-    }
-    for (int j = 0; j < nf; j++) {
-        grad_add_counts(&into->fmt[j], &from->fmt[j]);
-        into->err[j].x2 += from->err[j].x2;
-        into->err[j].e2 += from->err[j].e2;
-        grad_add_counts(&into->loss.fmt[j], &from->loss.fmt[j]);
-        grad_add_counts(&into->amax_scale[j].fmt[j], &from->amax_scale[j].fmt[j]);
-    }
-    /* The scales themselves come from the tensor's amax (grad_shard_amax),
-     * alike in every shard: INTO, a copy of the first, has them. */
-}
-
 void grad_group_shards(grad_run *run)
 {
     size_t ng, *group = grad_shard_groups(run, &ng);
@@ -218,7 +185,10 @@ void grad_group_shards(grad_run *run)
             g->ndim = 1;
             memset(g->shape, 0, sizeof g->shape);
         }
-        add_shard(g, r, run->nformats);
+        grad_row_add(g, r, run->nformats);
+        /* (the scales come from the tensor's amax, grad_shard_amax: alike
+         * in every shard, so G, a copy of the first, has them) */
+        g->has_step = g->has_step && r->has_step && g->step == r->step;
         g->shape[0] = g->count;
     }
     for (size_t i = 0; i < run->nrows; i++)
