@@ -272,9 +272,12 @@ good nosqnr-text --no-sqnr "$tmp/thr.npy"
 if grep -q SQNR "$tmp/nosqnr-text.out"; then bad "--no-sqnr printed an SQNR line"; else ok; fi
 check thr 'd["tool"] == "fpgrad" and d["round"] == "rne" and d["scale"] == 1 and d["auto"] is None
     and d["formats"] == ["fp16", "bf16", "e4m3", "e5m2"] and len(d["tensors"]) == 1
-    and list(d) == ["tool", "version", "round", "scale", "auto", "formats", "tensors", "total"]
-    and list(d["tensors"][0]) == ["name", "file", "dtype", "shape", "count", "zeros", "nonfinite",
-        "nonzero_finite", "amax", "log2_min", "log2_max", "log2_median", "log2_hist", "formats", "auto"]
+    and list(d) == ["tool", "version", "round", "scale", "auto", "formats", "tensors", "steps",
+        "total"] and d["steps"] == []
+    and list(d["tensors"][0]) == ["name", "file", "step", "dtype", "shape", "loss_scaled", "scale",
+        "count", "zeros", "nonfinite", "nonzero_finite", "amax", "log2_min", "log2_max",
+        "log2_median", "log2_hist", "formats", "auto"]
+    and t["thr.npy"]["step"] is None and t["thr.npy"]["loss_scaled"] and t["thr.npy"]["scale"] == 1
     and list(T["formats"]["fp16"]) == ["underflow", "subnormal", "overflow", "underflow_frac",
         "subnormal_frac", "overflow_frac", "underflow_frac_all", "subnormal_frac_all", "overflow_frac_all",
         "sqnr_db"]
@@ -288,12 +291,17 @@ check thr-rtz 'd["round"] == "rtz" and list(T["formats"]) == ["fp16"]
     and T["formats"]["fp16"]["underflow"] == e["thr"]["rtz_fp16"]["underflow"]
     and T["formats"]["fp16"]["overflow"] == e["thr"]["rtz_fp16"]["overflow"]'
 
-# The text table: a row for the tensor, one for the total.
+# The text: the verdict per format, the tensors that lose most; with
+# --all a row of every tensor and the total in each table.
 good thr-text "$tmp/thr.npy"
-has thr-text '^fpgrad: 1 tensor in 1 file, 36 elements; round rne, scale 1$' \
-    '^ +count +zeros +nonfin +log2\|x\| +median +zero +subn +over ' \
-    '^ +36 +2 +3 +-134\.\.127 .* \[36\] +thr\.npy$' \
-    '^ +36 +2 +3 +-134\.\.127 .* total$'
+has thr-text '^fpgrad: 1 tensor in 1 file, 36 elements, 31 nonzero finite; round rne$' \
+    '^  fp16   [0-9.]+% vanish, [0-9.]+% subnormal, [0-9.]+% overflow; SQNR ' \
+    '^         worst: thr\.npy \([0-9.]+% lost\)$' \
+    '^  tensor +step +nonzero +fp16 +bf16 +e4m3 +e5m2$' '^\(--all: every tensor'
+good thr-all --all "$tmp/thr.npy"
+has thr-all '^  tensor +step +dtype +shape +count +zeros +log2\|x\| +median$' \
+    '^  thr\.npy +f64 +\[36\] +36 +2 +-134\.\.127 ' '^  total +36 +2 +-134\.\.127 ' \
+    '^fp16, % of the nonzero values:$' '^  tensor +step +nonzero +zero +subn +over +SQNR dB$'
 
 # --scale 1024 and a scale that is not a power of two.
 good scale --json - --formats fp16 --scale 1024 "$tmp/scale.npy"
@@ -303,45 +311,99 @@ check scale-pow 'd["scale"] == 1024 and F(T) == {"fp16": (1, 1, 1)}'
 good scale3 --json - --formats fp16 --scale 3 "$tmp/scale3.npy"
 check scale3 'F(T) == {"fp16": (0, 0, 1)}'
 good scale-text --formats fp16 --scale 1024 "$tmp/scale.npy"
-has scale-text '^ +5 +0 +0 +-35\.\.6 +-24 +20\.00 +20\.00 +20\.00  \[5\] +scale\.npy$'
+has scale-text ', loss scale 2\^10$' \
+    '^  fp16   20\.00% vanish, 20\.00% subnormal, 20\.00% overflow; SQNR '
 
-# --scale auto: the scales, and what remains after them.
+# --scale auto: the scales, and what remains after them.  Without the
+# dumper's roles every tensor takes the loss scale: the largest power of
+# two at which none overflows fp16, 2^-1 (c: 65520); each tensor's own
+# largest is reported beside it.  FP8 scales: max/amax in float32 (exact),
+# or with --fp8-scale pow2 the largest 2^k with amax * 2^k <= max.
 good auto --json - --scale auto "$tmp/auto"
-check auto 'd["auto"] == {"margin": 0, "loss_scale_format": "fp16"} and d["scale"] == 1
-    and [(x["name"], x["auto"]["loss_scale"]["log2"]) for x in d["tensors"]]
+check auto 'd["auto"]["margin"] == 0 and d["auto"]["fp8_scale"] == "exact"
+    and d["auto"]["loss_scale_format"] == "fp16" and d["auto"]["loss_scaled_all"]
+    and d["auto"]["loss_scale"] == {"log2": -1, "value": 0.5}
+    and d["auto"]["limited_by"]["name"] == "c.npy" and d["auto"]["limited_by"]["amax"] == 65520
+    and d["scale"] == 1
+    and [(x["name"], x["auto"]["max_loss_scale"]["log2"]) for x in d["tensors"]]
         == [("a.npy", 15), ("b.npy", 0), ("c.npy", -1), ("d.npy", 14)]
-    and [x["auto"]["fp8_scale"]["e4m3"]["log2"] for x in d["tensors"]] == [8, -8, -8, 7]
-    and [x["auto"]["fp8_scale"]["e5m2"]["log2"] for x in d["tensors"]] == [15, -1, -1, 14]
-    and t["a.npy"]["auto"]["loss_scale"]["value"] == 32768
-    and t["c.npy"]["auto"]["loss_scale"]["value"] == 0.5
+    and all(x["auto"]["at_loss_scale"]["scale"] == 0.5 for x in d["tensors"])
+    and all(abs(x["auto"]["fp8_scale"]["e4m3"]["scale"]["value"] - 448 / x["amax"])
+            <= 448 / x["amax"] * 2**-23 for x in d["tensors"])
+    and t["a.npy"]["auto"]["fp8_scale"]["e4m3"]["scale"] == {"log2": None, "value": 448}
+    and t["a.npy"]["auto"]["fp8_scale"]["e5m2"]["scale"] == {"log2": None, "value": 57344}
     and list(t["a.npy"]["auto"]["fp8_scale"]) == ["e4m3", "e5m2"]
-    and F(t["a.npy"]["auto"]["loss_scale"])["fp16"] == (1, 0, 0)
+    and F(t["a.npy"]["auto"]["at_loss_scale"])["fp16"] == (2, 0, 0)
     and (t["a.npy"]["auto"]["fp8_scale"]["e4m3"]["underflow"],
          t["a.npy"]["auto"]["fp8_scale"]["e5m2"]["underflow"]) == (2, 1)
-    and all(F(x["auto"]["loss_scale"])["fp16"][2] == 0 for x in d["tensors"])
-    and T["auto"]["loss_scale"]["log2"] == -1 and T["auto"]["loss_scale"]["value"] == 0.5
-    and F(T["auto"]["loss_scale"])["fp16"] == (2, 0, 0)
-    and T["auto"]["fp8_scale"]["e4m3"]["log2"] is None
+    and all(F(x["auto"]["at_loss_scale"])["fp16"][2] == 0 for x in d["tensors"])
+    and F(T["auto"]["at_loss_scale"])["fp16"]
+        == tuple(sum(F(x["auto"]["at_loss_scale"])["fp16"][i] for x in d["tensors"]) for i in range(3))
+    and F(T["auto"]["at_loss_scale"])["fp16"] == (2, 0, 0)
     and T["auto"]["fp8_scale"]["e4m3"]["underflow"]
         == sum(x["auto"]["fp8_scale"]["e4m3"]["underflow"] for x in d["tensors"])
     and T["amax"] == 65520'
-good auto-margin --json - --scale auto --margin 2 --formats fp16,e4m3 "$tmp/auto/a.npy"
+good auto-pow2 --json - --scale auto --fp8-scale pow2 "$tmp/auto"
+check auto-pow2 'd["auto"]["fp8_scale"] == "pow2"
+    and [x["auto"]["fp8_scale"]["e4m3"]["scale"]["log2"] for x in d["tensors"]] == [8, -8, -8, 7]
+    and [x["auto"]["fp8_scale"]["e5m2"]["scale"]["log2"] for x in d["tensors"]] == [15, -1, -1, 14]
+    and t["a.npy"]["auto"]["fp8_scale"]["e4m3"]["scale"]["value"] == 256'
+good auto-margin --json - --scale auto --fp8-scale pow2 --margin 2 --formats fp16,e4m3 "$tmp/auto/a.npy"
 check auto-margin 'list(t["a.npy"]["auto"]["fp8_scale"]) == ["e4m3"]
-    and t["a.npy"]["auto"]["fp8_scale"]["e4m3"]["log2"] == 6
-    and t["a.npy"]["auto"]["loss_scale"]["log2"] == 15'
+    and t["a.npy"]["auto"]["fp8_scale"]["e4m3"]["scale"]["log2"] == 6
+    and t["a.npy"]["auto"]["max_loss_scale"]["log2"] == 15
+    and d["auto"]["loss_scale"]["log2"] == 15'
 good auto-text --scale auto "$tmp/auto"
-has auto-text '^scale auto: ' '^ +2\^15 .* 2\^8 .* 2\^15 .* a\.npy$' '^ +2\^-1 .* total$'
-# Both tables name the file before its tensors.
-if [ "$(grep -c '/auto/a\.npy:$' "$tmp/auto-text.out")" -eq 2 ]; then ok; else bad "auto-text: a file heading missing"; fi
+has auto-text '^Loss scale 2\^-1: the largest with no fp16 overflow in the 4 loss-scaled tensors' \
+    '^  fp16   at the loss scale: ' '^  e4m3   own FP8 scale: ' \
+    'max/amax in float32, margin 0\)$'
+
+# The dumper's roles: the loss scale multiplies grad/ and actgrad/ only,
+# set by their largest magnitude (grad/fc1.weight, 100000: 2^-1), and the
+# weights stay at 1; the rows add up to the total.
+good roles --json - --scale auto "$tmp/step.safetensors"
+check roles 'd["auto"]["loss_scale"]["log2"] == -1 and not d["auto"]["loss_scaled_all"]
+    and d["auto"]["limited_by"]["name"] == "grad/fc1.weight"
+    and [x["loss_scaled"] for x in d["tensors"]] == [True, True, True, False]
+    and t["weight/fc1.weight"]["auto"]["at_loss_scale"]["scale"] == 1
+    and t["grad/fc1.bias"]["auto"]["at_loss_scale"]["scale"] == 0.5
+    and F(t["weight/fc1.weight"]["auto"]["at_loss_scale"]) == F(t["weight/fc1.weight"])
+    and all(F(T["auto"]["at_loss_scale"])[f][i]
+            == sum(F(x["auto"]["at_loss_scale"])[f][i] for x in d["tensors"])
+            for f in d["formats"] for i in range(3))
+    and [x["step"] for x in d["tensors"]] == [100] * 4'
+good roles-re --json - --scale auto --loss-scaled '^grad/fc1\.bias$' "$tmp/step.safetensors"
+check roles-re 'd["auto"]["loss_scale"]["log2"] == 16
+    and [x["loss_scaled"] for x in d["tensors"]] == [False, True, False, False]'
+good roles-scale --json - --scale 1024 --formats fp16 "$tmp/step.safetensors"
+check roles-scale '[x["scale"] for x in d["tensors"]] == [1024, 1024, 1024, 1]
+    and F(t["weight/fc1.weight"])["fp16"] == (0, 0, 0)'
 
 # A name's control characters are escaped in the table: one line a tensor.
-good odd --formats fp16 --scale auto "$tmp/odd.safetensors"
-has odd '  line\\nbreak$' '  tab\\there$'
-if ! grep -q '^break$' "$tmp/odd.out" && [ "$(grep -c 'line\\nbreak$' "$tmp/odd.out")" -eq 2 ]; then
+good odd --formats fp16 --scale auto --all "$tmp/odd.safetensors"
+has odd '^  line\\nbreak ' '^  tab\\there '
+if ! grep -q '^break' "$tmp/odd.out" && [ "$(grep -c '^  line\\nbreak ' "$tmp/odd.out")" -eq 2 ]; then
     ok
 else
     bad "odd: a name broke its line"
 fi
+
+# The text fits 100 columns, on the bundled sample too, with --scale auto,
+# --all, and long tensor names (cut in the middle).
+safetensors_long="$tmp/long.st" # (not among the checked inputs: made here)
+python3 - "$safetensors_long" <<'PYEOF'
+import json, struct, sys
+name = "grad/" + "very.deep.module.name." * 6 + "weight"
+data = struct.pack("<4f", 1e-9, 2.0**-30, 0.5, 0.0)
+h = json.dumps({name: {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + data)
+PYEOF
+for args in "" "--scale auto" "--all" "--scale auto --all --formats fp16,bf16,e4m3,e5m2,mxfp8,mxfp6_e2m3,e4m3fnuz"; do
+    # shellcheck disable=SC2086 # a list of options
+    good width "$srcdir/tests/data/sample" "$safetensors_long" $args
+    w=$(awk '{ if (length > m) m = length } END { print m + 0 }' "$tmp/width.out")
+    if [ "$w" -le 100 ]; then ok; else bad "fpgrad $args: a line of $w columns"; fi
+done
 
 # safetensors and --match.
 good match --json - --match '^grad/' "$tmp/step.safetensors"
@@ -360,7 +422,8 @@ check halves 'len(d["tensors"]) == 2 and T["files"] == 2 and T["count"] == 20000
             for k in ("count", "zeros", "nonfinite", "amax", "log2_hist", "log2_median", "formats"))'
 good whole-auto --json - --scale auto "$tmp/whole.npy"
 good halves-auto --json - --scale auto "$tmp/halves"
-check halves-auto 'T["auto"]["loss_scale"] == json.load(open(os.path.join(tmp, "whole-auto.out")))["total"]["auto"]["loss_scale"]'
+check halves-auto 'd["auto"]["loss_scale"] == json.load(open(os.path.join(tmp, "whole-auto.out")))["auto"]["loss_scale"]
+    and T["auto"] == json.load(open(os.path.join(tmp, "whole-auto.out")))["total"]["auto"]'
 
 # Threads, and stochastic rounding, do not change the answers.
 good seq --json - --round sr --scale auto --threads 1 "$tmp/step.safetensors" "$tmp/halves"
@@ -383,19 +446,21 @@ for f, keys in total.items():
         if k.endswith("_frac") or k.endswith("_frac_all"):
             assert v is None or float(rows[-1][f + "_" + k]) == v, (f, k, rows[-1][f + "_" + k], v)
 assert [r["name"] for r in rows] == ["actgrad/fc1", "grad/fc1.bias", "grad/fc1.weight",
-                                     "weight/fc1.weight", "total"], rows
+                                     "weight/fc1.weight", ""], rows
+assert [r["kind"] for r in rows] == ["tensor"] * 4 + ["total"], rows
 w = rows[2]
 assert w["shape"] == "[3, 2]" and w["count"] == "6" and w["zeros"] == "1" and w["amax"] == "100000"
+assert w["step"] == "100" and w["loss_scaled"] == "1" and rows[3]["loss_scaled"] == "0"
 assert (w["fp16_underflow"], w["fp16_subnormal"], w["fp16_overflow"]) == ("1", "1", "1")
-assert w["loss_scale_log2"] == "-1" and rows[4]["loss_scale_log2"] == "-1"
-assert "fp8_e4m3_scale_log2" in w and "fp8_e5m2_underflow" in w
+assert w["loss_scale"] == "0.5" and rows[3]["loss_scale"] == "1" and rows[4]["loss_scale"] == ""
+assert "fp8_e4m3_scale" in w and "fp8_e5m2_underflow" in w and "fp16_sqnr_db" in w
 EOF
 then ok; else bad "csv: check failed"; fi
 
 # Files: JSON and CSV written whole; the table still printed.
 good files --json "$tmp/o.json" --csv "$tmp/o.csv" "$tmp/thr.npy"
 if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/o.json" &&
-    [ "$(wc -l <"$tmp/o.csv")" -eq 3 ] && grep -q 'total$' "$tmp/files.out"; then
+    [ "$(wc -l <"$tmp/o.csv")" -eq 3 ] && grep -q '^fpgrad: 1 tensor' "$tmp/files.out"; then
     ok
 else
     bad "files: --json/--csv files or the table missing"
@@ -586,29 +651,47 @@ if python3 - "$tmp/rep" "$have_gnuplot" <<'EOF'
 import json, os, re, sys
 rep, gnuplot = sys.argv[1], sys.argv[2] == "yes"
 html = open(os.path.join(rep, "index.html"), encoding="utf-8").read()
-refs = re.findall(r'(?:src|href)="([^"]+)"', html)
+refs = re.findall(r'(?:src|href)="([^"#]+)"', html)
 assert "fpgrad.json" in refs and "fpgrad.csv" in refs, refs
 assert not any(re.match(r"[a-z]+:", r) or r.startswith("/") for r in refs), refs
 for r in refs:
     assert os.path.isfile(os.path.join(rep, r)), r
 pngs = [r for r in refs if r.endswith(".png")]
+# two histograms, the trend over the two steps (100 and none: one), every tensor's plot
 assert len(pngs) == (2 + 6 if gnuplot else 0), pngs
 d = json.load(open(os.path.join(rep, "fpgrad.json")))
 assert len(d["tensors"]) == 6 and d["auto"]["margin"] == 0
-assert "grad/fc1.weight" in html and "<script" not in html
+assert "grad/fc1.weight" in html and "<script>" in html and "http" not in html.split("<script>")[1]
+# the summary first, a step and a file column, a sortable table, captions naming the step
+assert html.index("Summary") < html.index("Every tensor"), "summary first"
+assert "<th>step</th>" in html and "<th>file</th>" in html and 'class="sortable"' in html
+assert "fpgrad.csv" in os.listdir(rep) and ", step 100<br>" in html
 assert not [f for f in os.listdir(rep) if f.startswith(".")], os.listdir(rep)
+assert not [f for f in os.listdir(os.path.dirname(rep)) if f.startswith(".rep.")], "temporary left"
 EOF
 then ok; else bad "report: index.html or its files"; fi
+# Written fresh: a rerun leaves no stale file of the earlier report.
 if [ "$have_gnuplot" = yes ]; then
-    good report-many --quiet --report "$tmp/many" "$tmp/many.safetensors"
-    n=$(find "$tmp/many/tensors" -type f -name '*.png' | wc -l | tr -d ' ')
-    if [ "$n" -eq 64 ] && grep -q 'the first 64 tensors only' "$tmp/many/index.html"; then
+    touch "$tmp/rep/tensors/9999.png" "$tmp/rep/stale.txt"
+    good report-again --quiet --report "$tmp/rep" "$tmp/step.safetensors"
+    if [ ! -e "$tmp/rep/stale.txt" ] && [ ! -e "$tmp/rep/tensors/9999.png" ] &&
+        [ "$(find "$tmp/rep/tensors" -name '*.png' | wc -l | tr -d ' ')" -eq 4 ]; then
         ok
     else
-        bad "report-many: $n small multiples, expected 64 and a note"
+        bad "report-again: stale files left: $(ls "$tmp/rep" "$tmp/rep/tensors" | tr '\n' ' ')"
+    fi
+    good report-many --quiet --report "$tmp/many" "$tmp/many.safetensors"
+    n=$(find "$tmp/many/tensors" -type f -name '*.png' | wc -l | tr -d ' ')
+    if [ "$n" -eq 66 ]; then ok; else bad "report-many: $n plots, expected all 66"; fi
+    good report-few --quiet --report-plots 10 --report "$tmp/few" "$tmp/many.safetensors"
+    n=$(find "$tmp/few/tensors" -type f -name '*.png' | wc -l | tr -d ' ')
+    if [ "$n" -eq 10 ] && grep -q 'the 10 of 66 that lose most' "$tmp/few/index.html"; then
+        ok
+    else
+        bad "report-few: $n plots, expected 10 and a note"
     fi
 else
-    skipped "report small multiples (no gnuplot)"
+    skipped "report plots (no gnuplot)"
 fi
 
 # numpy: random tensors against numpy's own comparisons with each format's

@@ -52,7 +52,7 @@ error unlike 2 'analysed with other formats, rounding, scale or --no-sqnr than' 
     --merge "$parts" "$tmp/sr/step-000050.safetensors.part"
 error auto 2 '--emit-partial cannot record --scale auto' \
     --scale auto --emit-partial "$tmp/auto.part" "$sample"
-error dump 2 'step-000000.safetensors: byte 0: no "fpgrad partial 1" line' \
+error dump 2 'step-000000.safetensors: byte 0: no "fpgrad partial 2" line' \
     --merge "$sample/step-000000.safetensors"
 error both 2 '--merge and --emit-partial' --merge --emit-partial "$tmp/x.part" "$parts"
 if [ -e "$tmp/auto.part" ] || [ -e "$tmp/x.part" ]; then

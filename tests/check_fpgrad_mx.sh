@@ -289,10 +289,13 @@ for opts in "" "--round rup" "--round sr" "--round rtz" "--round rna" \
     if cmp -s "$tmp/isa$i.out" "$tmp/isa${i}c.out"; then ok; else bad "isa $opts: FPK_ISA=c changed the JSON"; fi
 done
 
-# The text report names the MX formats and ends the table with the SQNR.
-good text --formats mxfp8,mxfp6,mxfp4,e4m3 "$srcdir/tests/data/sample"
-has text '^ +count .* name$' 'mxfp8 %' 'mxfp6 %' 'mxfp4 %' \
-    '^SQNR of all the tensors \(dB\):  mxfp8 [0-9.]+  mxfp6 [0-9.]+  mxfp4 [0-9.]+  e4m3 [0-9.]+$'
+# The text names the MX formats, each line of the verdict with its SQNR,
+# and their columns in the tables.
+good text --formats mxfp8,mxfp6,mxfp4,e4m3 --all "$srcdir/tests/data/sample"
+has text '^  mxfp8  MX blocks of 32: .*; SQNR [0-9.]+ dB$' \
+    '^  mxfp6  MX blocks of 32: .*; SQNR [0-9.]+ dB$' '^  mxfp4  MX blocks of 32: .*; SQNR [0-9.]+ dB$' \
+    '^  e4m3   .*; SQNR [0-9.]+ dB$' '^  tensor +step +nonzero +mxfp8 +mxfp6 +mxfp4 +e4m3$' \
+    '^mxfp8, % of the nonzero values:$' '^mxfp4, % of the nonzero values:$'
 error twice 2 'mxfp8 is named twice' --formats mxfp8,mxfp8_e4m3 "$srcdir/tests/data/sample"
 error unknown 2 'unknown format "mxfp5"' --formats mxfp5 "$srcdir/tests/data/sample"
 

@@ -153,13 +153,23 @@ else
 fi
 whole_json "$tmp/plot/o.json"
 
+# A report is built beside its directory and put in place whole: an
+# interrupted one leaves nothing, and an earlier report as it was.
 interrupt report TERM --report "$tmp/report/r"
-if [ -f "$tmp/report/r/fpgrad.json" ] && [ ! -e "$tmp/report/r/hist.png" ]; then
+if [ -z "$(ls -A "$tmp/report")" ]; then
     ok
 else
-    bad "report: expected fpgrad.json and no hist.png: $(ls -A "$tmp/report/r")"
+    bad "report: expected nothing left: $(ls -A "$tmp/report")"
 fi
-whole_json "$tmp/report/r/fpgrad.json"
+mkdir -p "$tmp/old/r"
+echo old >"$tmp/old/r/index.html"
+interrupt report-old TERM --report "$tmp/old/r"
+if [ "$(ls -A "$tmp/old")" = r ] && [ "$(ls -A "$tmp/old/r")" = index.html ] &&
+    [ "$(cat "$tmp/old/r/index.html")" = old ]; then
+    ok
+else
+    bad "report-old: the earlier report changed: $(ls -A "$tmp/old" "$tmp/old/r")"
+fi
 
 # SIGHUP ignored from the start stays ignored: the run completes.
 rm -f "$tmp/gnuplot.pid" "$tmp/release"

@@ -42,9 +42,9 @@ static const shared_opt shared[CLI_NSHARED] = {
     [CLI_PLOT_SIZE] = {"--plot-size", "WxH", "its size (default 1000x600)"},
     [CLI_MARGIN] = {"--margin", "M", "divide the FP8 scales by 2^M (default 0)"},
     [CLI_FP8_SCALE] = {"--fp8-scale", "exact|pow2",
-                       "the FP8 scales: max/amax in float32, as Transformer Engine's "
-                       "DelayedScaling and Float8CurrentScaling compute them (exact, the "
-                       "default), or rounded down to a power of two (pow2)"},
+                       "the FP8 scales: max/amax in float32 as Transformer Engine's delayed and "
+                       "current scaling compute them (exact, the default), or rounded down to a "
+                       "power of two (pow2)"},
     [CLI_SEED] = {"--seed", "N", "the first stochastic-rounding seed (default 0)"},
     [CLI_SEEDS] = {"--seeds", "K", "stochastic rounding with K seeds"},
     [CLI_THREADS] = {"--threads", "N", "threads (default: all its CPUs)"},

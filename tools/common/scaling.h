@@ -20,11 +20,12 @@ int scaling_loss_log2(const fpk_format *f, double amax, fpk_round mode);
 
 /* How an FP8 scale is rounded.  SCALING_EXACT: fp32(fp32(MAX / AMAX) /
  * 2^margin), MAX being F's largest finite value and AMAX rounded to fp32,
- * as Transformer Engine's DelayedScaling and Float8CurrentScaling compute
- * it (MAX / amax / 2^margin in float32).  SCALING_POW2: 2^(k - margin) for
- * the largest k with AMAX * 2^k <= MAX exactly, as the power-of-two scales
- * of Transformer Engine's first releases (and torchao's power_of_2_scale)
- * round it down. */
+ * as Transformer Engine's DelayedScaling (fp8_max / amax / 2^margin) and
+ * Float8CurrentScaling compute it.  SCALING_POW2: 2^(k - margin) for the
+ * largest k with AMAX * 2^k <= MAX exactly, the scale rounded down to a
+ * power of two as Transformer Engine's compute_scale_from_amax does with
+ * force_pow_2_scales (its blockwise recipe's default) and torchao's
+ * power_of_2_scale. */
 typedef enum scaling_rule { SCALING_EXACT, SCALING_POW2 } scaling_rule;
 
 /* "exact", "pow2"; and the rule called NAME, false if none. */

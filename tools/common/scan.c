@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,6 +60,71 @@ bool scan_last_number(const char *path, const char **start, const char **end)
     return *start != NULL;
 }
 
+static bool digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+bool scan_shard_index(const char *file, const char **digits, const char **end)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    /* The last "<digits>-of-<digits>", else the last "rank<digits>". */
+    *digits = *end = NULL;
+    for (const char *p = base; *p; p++) {
+        if (!digit(*p) || (p > base && digit(p[-1])))
+            continue;
+        const char *q = p;
+        while (digit(*q))
+            q++;
+        if (strncmp(q, "-of-", 4) == 0 && digit(q[4])) {
+            *digits = p;
+            *end = q;
+        } else if (!(*digits && (*end)[0] == '-') && p - base >= 4 &&
+                   strncmp(p - 4, "rank", 4) == 0) {
+            *digits = p;
+            *end = q;
+        }
+    }
+    return *digits != NULL;
+}
+
+/* The step number in PATH's base name: the digits after "step" (and a
+ * "-", "_" or "."), else the last run of digits that is not a shard's
+ * index or count ("rank3", "00003-of-00008"); false if none. */
+static bool name_step(const char *path, const char **start, const char **end)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    *start = *end = NULL;
+    for (const char *p = base; *p; p++)
+        if (strncasecmp(p, "step", 4) == 0) {
+            const char *q = p + 4 + (p[4] == '-' || p[4] == '_' || p[4] == '.');
+            if (digit(*q)) {
+                *start = q;
+                for (*end = q; digit(**end); ++*end)
+                    ;
+            }
+        }
+    if (*start)
+        return true;
+    const char *sd, *se;
+    bool shard = scan_shard_index(path, &sd, &se);
+    for (const char *p = base; *p; p++) {
+        if (!digit(*p) || (p > base && digit(p[-1])))
+            continue;
+        const char *q = p;
+        while (digit(*q))
+            q++;
+        bool count = p - base >= 4 && strncmp(p - 4, "-of-", 4) == 0;
+        if (!(shard && p == sd) && !count) {
+            *start = p;
+            *end = q;
+        }
+    }
+    return *start != NULL;
+}
+
 static scan_step file_step(const char *path, const fpk_dump *d)
 {
     scan_step st = {0};
@@ -72,7 +138,7 @@ static scan_step file_step(const char *path, const fpk_dump *d)
         return st;
     }
     const char *start, *end;
-    if (!scan_last_number(path, &start, &end)) {
+    if (!name_step(path, &start, &end)) {
         snprintf(st.problem, sizeof st.problem, "%s",
                  "no step number: no __metadata__ step and no number in the file name; name "
                  "the files by step (step-000042.npy)");

@@ -25,7 +25,8 @@ typedef struct scan_tensor {
 } scan_tensor;
 
 /* The training step a dump file holds: its __metadata__ "step", else the
- * last run of digits in its base name (step-000042.npy). */
+ * number in its base name: the digits after "step" (step-000042.npy), else
+ * its last run of digits that is not a shard's index or count. */
 typedef struct scan_step {
     bool known;         /* false: neither says */
     bool from_metadata; /* else from the file name */
@@ -62,6 +63,11 @@ noreturn void scan_none(const scan *s, bool has_match);
 /* The last run of digits in the base name of PATH: *START up to *END;
  * false if none. */
 bool scan_last_number(const char *path, const char **start, const char **end);
+
+/* The shard index in FILE's name: the digits of its last
+ * "<digits>-of-<digits>", else of its last "rank<digits>", *DIGITS up to
+ * *END; false if none. */
+bool scan_shard_index(const char *file, const char **digits, const char **end);
 
 /* Opens file I of S, or dies with status 2. */
 fpk_dump *scan_open_file(const scan *s, size_t i);

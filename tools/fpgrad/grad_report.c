@@ -204,9 +204,8 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
     free(path);
 
     bool plots = gp_program() != NULL;
-    size_t n = 0, *order = grad_worst_order(run, &n);
-    if (n > nplots)
-        n = nplots;
+    size_t lost, *order = grad_worst_order(run, &lost);
+    size_t n = run->nrows < nplots ? run->nrows : nplots;
     if (plots)
         grad_report_plots(run, &d, plot, order, n);
     else

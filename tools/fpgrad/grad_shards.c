@@ -6,34 +6,10 @@
 #include "cli.h"
 #include "grad.h"
 
-/* The shard index in FILE's name: *DIGITS up to *END; false if none. */
-static bool find_index(const char *file, const char **digits, const char **end)
-{
-    const char *base = strrchr(file, '/');
-    base = base ? base + 1 : file;
-    /* The last "<digits>-of-<digits>", else the last "rank<digits>". */
-    *digits = *end = NULL;
-    for (const char *p = base; *p; p++) {
-        if (*p < '0' || *p > '9' || (p > base && p[-1] >= '0' && p[-1] <= '9'))
-            continue;
-        const char *q = p;
-        while (*q >= '0' && *q <= '9')
-            q++;
-        if (strncmp(q, "-of-", 4) == 0 && q[4] >= '0' && q[4] <= '9') {
-            *digits = p;
-            *end = q;
-        } else if (!(*digits && (*end)[0] == '-') && p - base >= 4 && strncmp(p - 4, "rank", 4) == 0) {
-            *digits = p;
-            *end = q;
-        }
-    }
-    return *digits != NULL;
-}
-
 char *grad_shard_key(const char *file)
 {
     const char *digits, *end;
-    if (!find_index(file, &digits, &end))
+    if (!scan_shard_index(file, &digits, &end))
         return cli_strf("%s", file);
     return cli_strf("%.*s*%s", (int)(digits - file), file, end);
 }
@@ -128,7 +104,7 @@ void grad_shard_bases(grad_run *run)
     place *pl = cli_xcalloc(n ? n : 1, sizeof *pl);
     for (size_t i = 0; i < n; i++) {
         const char *digits, *end;
-        if (!find_index(run->rows[i].file, &digits, &end))
+        if (!scan_shard_index(run->rows[i].file, &digits, &end))
             digits = end = ""; /* a file without an index: its own tensor */
         while (*digits == '0' && digits + 1 < end)
             digits++;

@@ -166,10 +166,10 @@ static void verdict(FILE *out, const grad_run *run)
                 snprintf(where, sizeof where, " at step %" PRId64, lim->step);
             snprintf(line, sizeof line,
                      "Loss scale %s: the largest with no fp16 overflow in the %zu loss-scaled "
-                     "tensor%s (%s), limited by %s%s (amax %.3g); the other tensors are not "
-                     "scaled.",
+                     "tensor%s (%s), limited by %s%s (amax %.3g)%s",
                      scale, n, n == 1 ? "" : "s", run->loss_all ? "every tensor" : run->loss_text,
-                     shown, where, lim->amax);
+                     shown, where, lim->amax,
+                     n < run->nrows ? "; the other tensors are not scaled." : ".");
             put_wrapped(out, line);
             free(shown);
             free(name);
@@ -213,13 +213,19 @@ static void verdict(FILE *out, const grad_run *run)
         worst_line(out, run, j);
     }
     if (run->autoscale && run->sqnr) {
-        fputs("SQNR at the run's scale (dB):", out);
+        char line[1024] = "SQNR at the run's scale (dB):";
         for (int j = 0; j < run->nformats; j++) {
             bool none;
             double db = grad_sqnr_db(&t->err[j], &none);
-            fprintf(out, none ? "  %s -" : "  %s %.1f", run->formats[j]->name, db);
+            size_t at = strlen(line);
+            const char *comma = j + 1 < run->nformats ? "," : "";
+            if (none)
+                snprintf(line + at, sizeof line - at, " %s -%s", run->formats[j]->name, comma);
+            else
+                snprintf(line + at, sizeof line - at, " %s %.1f%s", run->formats[j]->name, db,
+                         comma);
         }
-        fputc('\n', out);
+        put_wrapped(out, line);
     }
 }
 
@@ -419,7 +425,7 @@ void grad_text(const grad_run *run, FILE *out, int top, bool all)
         snprintf(steps, sizeof steps, " (steps %" PRId64 " to %" PRId64 ")", run->steps[0].step,
                  run->steps[run->nsteps - 1].step);
     if (run->scale != 1)
-        snprintf(scaled, sizeof scaled, ", scale %s on the loss-scaled tensors", scale);
+        snprintf(scaled, sizeof scaled, ", loss scale %s", scale);
     snprintf(head, sizeof head,
              "fpgrad: %zu %s in %zu %s%s, %" PRIu64 " %s, %" PRIu64 " nonzero finite; round %s%s",
              run->nrows, plural(run->nrows, "tensor", "tensors"), run->nfiles,
