@@ -483,6 +483,17 @@ error margin 2 'option --margin applies to --scale auto only' --margin 1 "$tmp/t
 error margin-range 2 'option --margin: "-1" is not an integer from 0 to 64' --scale auto --margin -1 "$tmp/thr.npy"
 error badround 2 'unknown rounding mode "up"' --round up "$tmp/thr.npy"
 error garbage 2 'garbage\.npy: ' "$tmp/bad/garbage.npy"
+# What people give instead of a dump is named for what it is.
+printf 'PK\003\004rest of a zip' >"$tmp/bad/pytorch_model.bin"
+printf '\200\002rest of a pickle' >"$tmp/bad/legacy.pt"
+printf '{"metadata": {}, "weight_map": {}}' >"$tmp/bad/model.safetensors.index.json"
+error torchzip 2 'pytorch_model\.bin: a zip file, as torch\.save writes' "$tmp/bad/pytorch_model.bin"
+error pickle 2 'legacy\.pt: a pickle' "$tmp/bad/legacy.pt"
+error hfindex 2 'index\.json: the index of a sharded safetensors model' \
+    "$tmp/bad/model.safetensors.index.json"
+# An output option that took the only path as its file is said so.
+error json-took 2 'no PATH: --json took "[^"]*thr\.npy" as the file to write' --json "$tmp/thr.npy"
+rm -f "$tmp/bad/pytorch_model.bin" "$tmp/bad/legacy.pt" "$tmp/bad/model.safetensors.index.json"
 error short 2 'short\.npy: ' "$tmp/bad/short.npy"
 error baddir 2 'garbage\.npy: ' "$tmp/bad"
 error emptydir 2 'no tensors found' "$tmp/empty"

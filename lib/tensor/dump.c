@@ -276,6 +276,20 @@ static int open_contents(fpk_dump *d, fpk_error *err)
         return fpki_npy_open(d, err);
     if (has_suffix(d->path, ".safetensors"))
         return fpki_safetensors_open(d, err);
+    /* What people give instead, named for what it is. */
+    if (n >= 4 && memcmp(head, "PK\x03\x04", 4) == 0)
+        return fpki_dump_error(err, FPK_EFORMAT, d,
+                               "a zip file, as torch.save writes (a .pt or .bin checkpoint), "
+                               "which is not read: save its tensors with "
+                               "safetensors.torch.save_file, or as .npy");
+    if (head[0] == 0x80 && n >= 2 && head[1] >= 2 && head[1] <= 5)
+        return fpki_dump_error(err, FPK_EFORMAT, d,
+                               "a pickle (a torch.save file of the legacy format?), which is "
+                               "not read: save its tensors with safetensors.torch.save_file");
+    if (head[0] == '{' && has_suffix(d->path, ".index.json"))
+        return fpki_dump_error(err, FPK_EFORMAT, d,
+                               "the index of a sharded safetensors model: give its shards, or "
+                               "the directory that holds them");
     return fpki_dump_error(err, FPK_EFORMAT, d,
                            "neither a .npy file (no \\x93NUMPY magic at byte 0) nor safetensors "
                            "(no '{' at byte 8); a raw file needs its dtype and shape");

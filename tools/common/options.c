@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "gnuplot.h"
@@ -250,6 +251,22 @@ int cli_usage_error(const cli_tool *t)
     if (echo)
         write_usage(t, stderr);
     return CLI_EXIT_USAGE;
+}
+
+int cli_no_paths(const cli_tool *t, const cli_common *c)
+{
+    const struct {
+        const char *opt, *file;
+    } outs[] = {{"--json", c->json}, {"--csv", c->csv}, {"--plot", c->plot}};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+        struct stat st;
+        if (outs[k].file && stat(outs[k].file, &st) == 0 && S_ISREG(st.st_mode))
+            cli_die(CLI_EXIT_USAGE,
+                    "no PATH: %s took \"%s\" as the file to write; name the output first "
+                    "(%s out FILE...), or - for standard output",
+                    outs[k].opt, outs[k].file, outs[k].opt);
+    }
+    return cli_usage_error(t);
 }
 
 static noreturn void unknown(const cli_tool *t, const char *arg)

@@ -142,6 +142,11 @@ const char *cli_option_name(const cli_tool *t, int key);
  * status 2, for a tool given nothing to do. */
 int cli_usage_error(const cli_tool *t);
 
+/* For a tool that reads PATHs and was given none: dies with status 2
+ * saying so where --json, --csv or --plot took an existing file as the
+ * file to write (fpgrad --json data.npy), else as cli_usage_error. */
+int cli_no_paths(const cli_tool *t, const cli_common *c);
+
 /* The value S of option OPT as a decimal integer in [MIN, MAX] (digits,
  * an optional '-' first), or an exit with status 2. */
 long long cli_parse_int(const char *opt, const char *s, long long min, long long max);

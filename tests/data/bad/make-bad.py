@@ -195,7 +195,12 @@ def corpus():
     yield ("st-tensors-overlap.safetensors", "-", 'tensors "a" [0, 8] and "b" [4, 12] overlap'), \
         st([("a", "F32", [2], [0, 8]), ("b", "F32", [2], [4, 12])], F32x3)
     # Neither kind, and raw files that do not fit their options.
-    yield ("unknown-kind.bin", "-", "neither a .npy file"), b"PK\x03\x04 not a dump at all\n"
+    yield ("unknown-kind.bin", "-", "neither a .npy file"), b"\x7fELF not a dump at all\n"
+    # what people give instead of a dump, named for what it is
+    yield ("torch-zip.pt", "-", "a zip file, as torch.save writes"), b"PK\x03\x04 a zip\n"
+    yield ("torch-legacy.pt", "-", "a pickle"), b"\x80\x02 a pickle\n"
+    yield ("model.safetensors.index.json", "-", "the index of a sharded safetensors model"), \
+        b'{"metadata": {}, "weight_map": {}}\n'
     yield ("raw-not-whole-elements.raw", "--dtype f32",
            "file is 7 bytes, not a whole number of 4-byte f32 elements"), F32x3[:7]
     yield ("raw-shape-mismatch.raw", "--dtype f16 --shape 2,3",
