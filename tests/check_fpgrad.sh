@@ -405,6 +405,13 @@ for args in "" "--scale auto" "--all" "--scale auto --all --formats fp16,bf16,e4
     if [ "$w" -le 100 ]; then ok; else bad "fpgrad $args: a line of $w columns"; fi
 done
 
+# The README's quick start shows what fpgrad --scale auto prints on the
+# sample: every line of its console block.
+good readme --scale auto "$srcdir/tests/data/sample"
+awk '/^```console$/ { f = 1; next } f && /^```$/ { exit } f' "$srcdir/README.md" >"$tmp/readme.txt"
+if [ -s "$tmp/readme.txt" ] && ! grep -vxF -f "$tmp/readme.out" "$tmp/readme.txt" >"$tmp/readme.missing"
+then ok; else bad "README.md shows lines fpgrad does not print: $(head -n 3 "$tmp/readme.missing")"; fi
+
 # safetensors and --match.
 good match --json - --match '^grad/' "$tmp/step.safetensors"
 check match '[x["name"] for x in d["tensors"]] == ["grad/fc1.bias", "grad/fc1.weight"]
