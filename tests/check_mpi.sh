@@ -3,7 +3,8 @@
 # 2 and 4 ranks (4 oversubscribed) and without mpirun: fpgrad-mpi on the
 # bundled sample (--scale auto, an MX format) and on a synthetic dump split
 # into 7 shards (SR, MX, zeros, subnormals, infinities and NaNs) and with
-# --shards on a step dumped by 5 ranks, its JSON, CSV and table
+# --shards on a step dumped by 5 ranks, and with --recipes (a delayed and
+# a stochastic-rounding recipe among them), its JSON, CSV and table
 # byte-identical to fpgrad's; fpswamp-mpi on the sample
 # (stochastic rounding over two seeds, a learning-rate sweep), its JSON
 # and table byte-identical to fpswamp's.  A shard cut short fails the
@@ -119,6 +120,8 @@ for n in 0 1 2 4; do
     same "shards$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" \
         --round sr --formats e4m3,mxfp4,bf16 --threads 2 "$tmp/shards"
     same "ranks$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" --shards --scale auto "$tmp/ranks"
+    same "recipes$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" \
+        --recipes standard,fp8-tensor-delayed,nvfp4-sr "$srcdir/tests/data/sample"
     same "swamp$n" "$n" "$FPSWAMP" "$SWAMP_MPI" json \
         --seeds 2 --lr 1e-3 --lr-sweep 1e-4:1e-1:4 "$srcdir/tests/data/sample"
 done

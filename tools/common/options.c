@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "gnuplot.h"
 #include "options.h"
+#include "recipes.h"
 #include "scaling.h"
 
 /* Text is wrapped to this many columns. */
@@ -52,6 +53,13 @@ static const shared_opt shared[CLI_NSHARED] = {
     [CLI_QUIET] = {"--quiet", NULL, "no table on standard output"},
     [CLI_TOP] = {"--top", "N", "the summary names the N worst tensors (default 10; 0: none)"},
     [CLI_ALL] = {"--all", NULL, "after the summary, the full table of every tensor"},
+    [CLI_RECIPE] = {"--recipe", "R",
+                    "a scaled-quantisation recipe: a preset (nvfp4, mxfp8-e4m3, ...) or "
+                    "ELEM/SCALE/RULE/ROWSxCOLS[,OPTION...] (fpkit-recipes(7))"},
+    [CLI_RECIPES] = {"--recipes", "LIST",
+                     "recipes, comma-separated (fpkit-recipes(7)); standard: "
+                     "fp8-tensor-current,fp8-block128,mxfp8-e4m3,mxfp4,nvfp4; all: every "
+                     "preset"},
 };
 
 static bool echo = true;
@@ -79,6 +87,9 @@ void cli_common_free(cli_common *c)
     c->has_match = false;
     free(c->operands);
     c->operands = NULL;
+    for (int i = 0; i < c->nrecipes; i++)
+        free(c->recipe_names[i]);
+    c->nrecipes = 0;
 }
 
 bool cli_given(const cli_common *c, int key)
@@ -414,6 +425,8 @@ static void set_shared(const cli_tool *t, cli_common *c, int key, const char *v,
     case CLI_QUIET: c->quiet = true; break;
     case CLI_TOP: c->top = (int)cli_parse_int(name, v, 0, 1000000); break;
     case CLI_ALL: c->all = true; break;
+    case CLI_RECIPE: cli_parse_recipes(name, v, false, c); break;
+    case CLI_RECIPES: cli_parse_recipes(name, v, true, c); break;
     }
     c->given[key] = true;
 }

@@ -42,6 +42,8 @@ enum cli_key {
     CLI_QUIET,      /* --quiet */
     CLI_TOP,        /* --top N            the N worst tensors in the summary */
     CLI_ALL,        /* --all              the full table too */
+    CLI_RECIPE,     /* --recipe R         one scaled-quantisation recipe */
+    CLI_RECIPES,    /* --recipes LIST     recipes, comma-separated (recipes.h) */
     CLI_NSHARED,
     CLI_HEADING = 98, /* not an option: a line of --help between options */
     CLI_OWN = 100,
@@ -49,6 +51,7 @@ enum cli_key {
 
 #define CLI_MAX_FORMATS FPK_STATS_MAX_FORMATS
 #define CLI_MAX_TO 64 /* --to: formats, repeats allowed */
+#define CLI_MAX_RECIPES 32
 
 /* An entry of a tool's table.  For a shared option only KEY is needed
  * (VALUE and HELP replace the shared name of its value and its help text
@@ -90,6 +93,10 @@ typedef struct cli_common {
     bool quiet;
     int top;     /* --top: 10 unless given */
     bool all;
+    /* --recipe (one) or --recipes, with the names they were given as */
+    fpk_recipe recipes[CLI_MAX_RECIPES];
+    char *recipe_names[CLI_MAX_RECIPES];
+    int nrecipes;
     bool given[CLI_NSHARED]; /* which shared options the command line holds */
     char **operands;         /* the words that are not options, in order */
     int noperands;

@@ -147,3 +147,27 @@ void table_print(const table *t, FILE *out, int width)
     }
     free(w);
 }
+
+void table_wrap(FILE *out, const char *line, int indent)
+{
+    int at = 0;
+    size_t len = strlen(line);
+    while ((size_t)at + len > TABLE_WIDTH) {
+        size_t cut = 0, space = 0;
+        for (size_t i = 0; i + 2 <= TABLE_WIDTH - (size_t)at && i + 1 < len; i++) {
+            if ((line[i] == ',' || line[i] == ';') && line[i + 1] == ' ')
+                cut = i + 1;
+            if (line[i] == ' ' && i > 0)
+                space = i;
+        }
+        if (!cut)
+            cut = space;
+        if (!cut)
+            break;
+        fprintf(out, "%*s%.*s\n", at, "", (int)cut, line);
+        line += cut + 1;
+        len -= cut + 1;
+        at = indent;
+    }
+    fprintf(out, "%*s%s\n", at, "", line);
+}

@@ -30,6 +30,10 @@ void table_add(table *t, const char *fmt, ...) __attribute__((format(printf, 2, 
  * most WIDTH columns. */
 void table_print(const table *t, FILE *out, int width);
 
+/* LINE on OUT, broken after a ", " or "; " (else at a space) into lines
+ * of at most TABLE_WIDTH columns, the later ones indented by INDENT. */
+void table_wrap(FILE *out, const char *line, int indent);
+
 /* S shortened to at most WIDTH columns by cutting its middle: "ab...yz".
  * Malloc'd. */
 char *table_shorten(const char *s, int width);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A percentage N/D for tables: "0", "100", "<0.01", ">99.99", "12.34";
  * "-" when D is 0.  BUF holds at least 8 bytes. */
@@ -22,5 +23,9 @@ json_t *cli_json_shape(int ndim, const uint64_t *shape);
 /* S for a text table (malloc'd): its control characters escaped, \n, \t,
  * \r or \xNN, so that a tensor named "a\nb" keeps to its line. */
 char *cli_printable(const char *s);
+
+/* S as a CSV field (RFC 4180) on OUT: quoted when it holds a comma, a
+ * quote or a line break. */
+void cli_csv_field(FILE *out, const char *s);
 
 #endif

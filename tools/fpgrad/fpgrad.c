@@ -13,6 +13,7 @@
 #include "gnuplot.h"
 #include "grad.h"
 #include "grad_part.h"
+#include "grad_recipe.h"
 #include "outdir.h"
 #include "outfile.h"
 #ifdef FPGRAD_MPI
@@ -36,6 +37,7 @@ enum {
     OPT_SHARDS,
     OPT_LOSS_SCALED,
     OPT_REPORT_PLOTS,
+    OPT_KEEP_BELOW,
 };
 
 /* The tensors a loss scale multiplies, by default: gradients of the
@@ -53,6 +55,13 @@ static const cli_opt options[] = {
      .help = "the tensors a loss scale multiplies, which --scale S and --scale auto apply to "
              "(default ^(grad|actgrad)/, the gradients of the dumper's layout; every tensor "
              "of a dump without that layout)"},
+    {.key = CLI_RECIPES,
+     .help = "compare these scaled-quantisation recipes instead of the formats: rank them, and "
+             "name the tensors each should keep in BF16 (standard: fp8-tensor-current, "
+             "fp8-block128, mxfp8-e4m3, mxfp4, nvfp4; all: every preset; fpkit-recipes(7))"},
+    {.key = OPT_KEEP_BELOW, .name = "--keep-below", .value = "DB",
+     .help = "with --recipes: keep in BF16 the tensors under DB dB of SQNR (default: 6 dB "
+             "under what each recipe gives Gaussian data)"},
     {.key = CLI_FP8_SCALE},
     {.key = CLI_MARGIN},
     {.key = CLI_ROUND},
@@ -100,8 +109,15 @@ static const char *const synopsis[] = {
     "--all --quiet --shards --emit-partial PATH...",
     "!--merge --shards --json --csv --plot --plot-size --logy --report --report-plots --top "
     "--all --quiet PARTIAL...",
+    "!--recipes --keep-below --match --dtype --shape --big-endian --json --csv --plot --plot-size "
+    "--report --threads --top --all --quiet PATH...",
     NULL,
 };
+
+/* The options of the formats' analysis, which --recipes refuses. */
+static const int format_options[] = {CLI_FORMATS, OPT_SCALE, OPT_LOSS_SCALED, CLI_FP8_SCALE,
+                                     CLI_MARGIN, CLI_ROUND, OPT_NO_SQNR, OPT_EMIT_PARTIAL,
+                                     OPT_MERGE, OPT_SHARDS, OPT_REPORT_PLOTS, OPT_LOGY};
 
 /* The options that say how to analyse, which --merge refuses: the
  * partials hold how they were analysed. */
@@ -115,6 +131,9 @@ typedef struct opts {
     grad_run run;
     cli_common c;
     bool scale_given, no_sqnr_given;
+    bool keep_given; /* --keep-below */
+    double keep_below;
+    bool flags[16]; /* which of the tool's own options were given, from CLI_OWN */
     const char *loss_scaled; /* --loss-scaled */
     const char *report;
     size_t report_plots;
@@ -169,14 +188,41 @@ static void write_outputs(const opts *o)
     }
 }
 
+/* fpgrad --recipes on S: the analysis, then its outputs. */
+static void run_recipes(opts *o, const scan *s)
+{
+    recipe_run run = {.keep_given = o->keep_given, .keep_below = o->keep_below};
+    recipe_analyse(&run, s, &o->c, !o->c.quiet && isatty(STDERR_FILENO));
+    if (o->c.json)
+        outfile_json(o->c.json, recipe_json(&run));
+    if (o->c.csv) {
+        outfile f;
+        outfile_open(&f, o->c.csv);
+        recipe_csv(&run, f.fp);
+        outfile_commit(&f);
+    }
+    if (o->c.plot)
+        recipe_plot(&run, o->c.plot, o->plot_opts.width, o->plot_opts.height);
+    if (o->report)
+        recipe_report(&run, o->report, o->plot_opts.width, o->plot_opts.height, o->c.top);
+    if (!o->c.quiet && !cli_is_stdout(o->c.json) && !cli_is_stdout(o->c.csv)) {
+        recipe_text(&run, stdout, o->c.top, o->c.all);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
+    }
+    recipe_run_free(&run);
+}
+
 /* Checks the outputs before the work: no output replaces an input (the
  * scan protects those) or another output. */
 static void guard_outputs(const opts *o)
 {
     const char *outs[4 + GRAD_REPORT_FILES] = {o->c.json, o->c.csv, o->c.plot, o->emit};
     char *report[GRAD_REPORT_FILES] = {NULL};
-    for (int k = 0; o->report && k < GRAD_REPORT_FILES; k++)
-        outs[4 + k] = report[k] = cli_strf("%s/%s", o->report, grad_report_files[k]);
+    const char *const *files = o->c.nrecipes ? recipe_report_files : grad_report_files;
+    int nfiles = o->c.nrecipes ? RECIPE_REPORT_FILES : GRAD_REPORT_FILES;
+    for (int k = 0; o->report && k < nfiles; k++)
+        outs[4 + k] = report[k] = cli_strf("%s/%s", o->report, files[k]);
     outfile_check(outs, sizeof outs / sizeof outs[0]);
     for (int k = 0; k < GRAD_REPORT_FILES; k++)
         free(report[k]);
@@ -187,7 +233,18 @@ static void guard_outputs(const opts *o)
 static void own_option(void *state, int key, char *const *v)
 {
     opts *o = state;
+    if (key - CLI_OWN < 16)
+        o->flags[key - CLI_OWN] = true;
     switch (key) {
+    case OPT_KEEP_BELOW: {
+        char *end;
+        o->keep_below = strtod(v[0], &end);
+        if (end == v[0] || *end || !isfinite(o->keep_below))
+            cli_die(CLI_EXIT_USAGE, "option --keep-below: expected a number of dB, not \"%s\"",
+                    v[0]);
+        o->keep_given = true;
+        break;
+    }
     case OPT_SCALE:
         parse_scale(o, v[0]);
         o->scale_given = true;
@@ -215,9 +272,26 @@ static const cli_tool tool = {
     .lookup = grad_mx_lookup,
 };
 
+/* Whether option KEY, shared or fpgrad's own, was given. */
+static bool given(const opts *o, int key)
+{
+    return key >= CLI_OWN ? key - CLI_OWN < 16 && o->flags[key - CLI_OWN] : cli_given(&o->c, key);
+}
+
 /* Dies unless the options go together. */
 static void check_options(const opts *o)
 {
+    if (o->c.nrecipes) {
+        for (size_t k = 0; k < sizeof format_options / sizeof format_options[0]; k++)
+            if (given(o, format_options[k]))
+                cli_die(CLI_EXIT_USAGE,
+                        "option %s does not apply to --recipes, whose recipes say how they "
+                        "scale and round",
+                        cli_option_name(&tool, format_options[k]));
+        return;
+    }
+    if (o->keep_given)
+        cli_die(CLI_EXIT_USAGE, "option --keep-below applies to --recipes only");
     if (o->merge && o->emit)
         cli_die(CLI_EXIT_USAGE, "--merge and --emit-partial: merge the partials, then emit none");
     for (size_t k = 0; o->merge && k < sizeof analysis_options / sizeof analysis_options[0]; k++) {
@@ -274,10 +348,11 @@ int main(int argc, char **argv)
 #else
     bool plots_here = true;
 #endif
+    const char *script = o.c.nrecipes ? "recipes.gp" : "hist.gp";
     if (o.c.plot && plots_here)
-        gp_check(o.c.plot, "hist.gp");
+        gp_check(o.c.plot, script);
     else if (o.report && plots_here && gp_program())
-        free(gp_script("hist.gp"));
+        free(gp_script(script));
 
     scan s = {0};
     if (o.merge) { /* partial files, named one by one */
@@ -294,6 +369,13 @@ int main(int argc, char **argv)
         o.report = o.emit = NULL;
     }
 #endif
+    if (o.c.nrecipes) {
+        run_recipes(&o, &s);
+        scan_free(&s);
+        regfree(&loss_re);
+        cli_common_free(&o.c);
+        return 0;
+    }
     if (o.merge)
         o.sums = grad_part_merge(&o.run, paths, (size_t)npaths);
     else

@@ -5,22 +5,7 @@
 #include <string.h>
 
 #include "grad.h"
-
-/* S as a field, quoted when it holds a comma, a quote or a line break. */
-static void field(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
+#include "text.h"
 
 static void frac(FILE *out, uint64_t n, uint64_t d)
 {
@@ -81,15 +66,15 @@ static void row(FILE *out, const grad_run *run, const grad_row *r, const char *k
     if (r->name)
         cli_shape_text(shape, sizeof shape, r->ndim, r->shape);
     fprintf(out, "%s,", kind);
-    field(out, r->name ? r->name : "");
+    cli_csv_field(out, r->name ? r->name : "");
     fputc(',', out);
-    field(out, r->file ? r->file : "");
+    cli_csv_field(out, r->file ? r->file : "");
     if (r->has_step)
         fprintf(out, ",%" PRId64, r->step);
     else
         fputc(',', out);
     fprintf(out, ",%s,", r->name ? fpk_dtype_name(r->dtype) : "");
-    field(out, shape);
+    cli_csv_field(out, shape);
     if (r->name)
         fprintf(out, ",%d,%.17g", r->loss_scaled, r->scale);
     else

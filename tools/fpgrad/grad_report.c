@@ -15,22 +15,9 @@
 #include "cli.h"
 #include "gnuplot.h"
 #include "grad.h"
+#include "html.h"
 #include "outdir.h"
 #include "outfile.h"
-
-static void html(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default: fputc(*s, out);
-        }
-    }
-}
 
 /* A percentage cell, shaded by how much it is, sorting by its value. */
 static void pct_cell(FILE *out, uint64_t n, uint64_t d)
@@ -62,7 +49,7 @@ static void summary(FILE *out, const grad_run *run, int top)
     if (last && strstr(last, "--all"))
         *last = '\0';
     fputs("<pre class=\"summary\">", out);
-    html(out, text);
+    html_text(out, text);
     fputs("</pre>\n", out);
     free(text);
 }
@@ -94,14 +81,14 @@ static void tensor_table(FILE *out, const grad_run *run)
             fputs("</tbody>\n<tfoot>", out);
         fputs(r->name ? "<tr>" : "<tr class=\"total\">", out);
         fputs("<td class=\"name\">", out);
-        html(out, r->name ? r->name : "total");
+        html_text(out, r->name ? r->name : "total");
         fputs("</td>", out);
         if (r->name && r->has_step)
             fprintf(out, "<td data-v=\"%" PRId64 "\">%" PRId64 "</td>", r->step, r->step);
         else
             fputs("<td data-v=\"-1\"></td>", out);
         fputs("<td class=\"name\">", out);
-        html(out, r->file ? r->file : "");
+        html_text(out, r->file ? r->file : "");
         fprintf(out, "</td><td>%s</td><td>%s</td><td data-v=\"%" PRIu64 "\">%" PRIu64 "</td>",
                 r->name ? fpk_dtype_name(r->dtype) : "", shape, grad_nonzero(r), grad_nonzero(r));
         fprintf(out, "<td data-v=\"%d\">%s</td>", any ? lo : 9999, range);
@@ -124,38 +111,6 @@ static void tensor_table(FILE *out, const grad_run *run)
     fputs("</tfoot></table>\n", out);
 }
 
-/* Sorts a table by the column whose header is clicked (again: the other
- * way), numerically where the cells say data-v; index.html?sort=K sorts
- * by column K when the page opens, descending with ?sort=-K. */
-static const char script[] =
-    "function fpkSort(th,desc){var t=th.closest('table'),b=t.tBodies[0],"
-    "i=Array.prototype.indexOf.call(th.parentNode.children,th),"
-    "r=Array.prototype.slice.call(b.rows);"
-    "var v=function(tr){var c=tr.children[i],d=c.getAttribute('data-v');"
-    "return d===null?c.textContent:parseFloat(d);};"
-    "r.sort(function(x,y){var a=v(x),c=v(y),s=(typeof a==='number'?a-c:"
-    "String(a).localeCompare(String(c)));return desc?-s:s;});"
-    "r.forEach(function(tr){b.appendChild(tr);});th.setAttribute('data-desc',desc?'1':'0');}\n"
-    "document.querySelectorAll('table.sortable th').forEach(function(th){"
-    "th.addEventListener('click',function(){fpkSort(th,th.getAttribute('data-desc')!=='1');});});\n"
-    "(function(){var m=/[?&]sort=(-?)(\\d+)/.exec(location.search);if(m){"
-    "var th=document.querySelectorAll('table.sortable th')[parseInt(m[2],10)];"
-    "if(th)fpkSort(th,m[1]==='-');}})();\n";
-
-static const char style[] =
-    "body{font-family:sans-serif;margin:1.5em;color:#222;max-width:120em}"
-    "h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}"
-    "pre.summary{background:#f6f6f6;padding:0.8em;border:1px solid #ddd;overflow-x:auto}"
-    "table{border-collapse:collapse;font-size:0.8em}"
-    "th,td{border:1px solid #ccc;padding:0.2em 0.45em;text-align:right}"
-    "th{background:#f0f0f0;cursor:pointer;position:sticky;top:0}"
-    "td.name{text-align:left;font-family:monospace}"
-    "tr.total td{border-top:2px solid #888;font-weight:bold}"
-    "td.lo{background:#fff3e0}td.mid{background:#ffd8a8}td.hi{background:#ffa8a8}"
-    ".grid{display:flex;flex-wrap:wrap;gap:0.6em}"
-    "figure{margin:0;font-size:0.75em;font-family:monospace;max-width:330px;"
-    "overflow-wrap:anywhere}img{max-width:100%;height:auto}";
-
 const char *const grad_report_files[GRAD_REPORT_FILES] = {
     [REPORT_JSON] = "fpgrad.json", [REPORT_CSV] = "fpgrad.csv", [REPORT_HIST] = "hist.png",
     [REPORT_HIST_LOG] = "hist-log.png", [REPORT_TREND] = "trend.png",
@@ -176,13 +131,13 @@ static void multiples(FILE *out, const grad_run *run, const size_t *plots, size_
     for (size_t k = 0; k < n; k++) {
         const grad_row *r = &run->rows[plots[k]];
         fprintf(out, "<figure><img src=\"tensors/%04zu.png\" alt=\"", k);
-        html(out, r->name);
+        html_text(out, r->name);
         fputs("\"><figcaption>", out);
-        html(out, r->name);
+        html_text(out, r->name);
         if (r->has_step)
             fprintf(out, ", step %" PRId64, r->step);
         fputs("<br>", out);
-        html(out, r->file);
+        html_text(out, r->file);
         fputs("</figcaption></figure>\n", out);
     }
     fputs("</div>\n", out);
@@ -217,15 +172,14 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
     path = outdir_file(&d, grad_report_files[REPORT_INDEX]);
     outfile_open(&f, path);
     FILE *out = f.fp;
+    html_head(out, "fpgrad report");
     fprintf(out,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            "<title>fpgrad report</title>\n<style>%s</style>\n</head>\n<body>\n"
             "<h1>fpgrad report</h1>\n<p>Made by fpgrad (%s). Data: <a href=\"fpgrad.json\">"
             "fpgrad.json</a>, <a href=\"fpgrad.csv\">fpgrad.csv</a>. Sections: "
             "<a href=\"#trend\">steps</a>, <a href=\"#hist\">histograms</a>, "
             "<a href=\"#tensors\">every tensor</a>, <a href=\"#tensors-plots\">plots of "
             "each</a>.</p>\n<h2>Summary</h2>\n",
-            style, fpk_version());
+            fpk_version());
     summary(out, run, top);
     if (plots && run->nsteps)
         fputs("<h2 id=\"trend\">Over the steps</h2>\n<p><img src=\"trend.png\" alt=\"the share "
@@ -246,7 +200,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
     tensor_table(out, run);
     if (plots && n)
         multiples(out, run, order, n);
-    fprintf(out, "<script>\n%s</script>\n</body>\n</html>\n", script);
+    html_tail(out);
     outfile_commit(&f);
     free(path);
     free(order);

@@ -323,37 +323,6 @@ static size_t *list_rows(grad_run *run, const scan *s, const cli_common *c,
     return rows;
 }
 
-#ifdef FPGRAD_MPI
-/* The rows this rank analyses: the same tensors on every rank, then whole
- * files shared out among the ranks by their elements. */
-static bool *rank_rows(const grad_run *run, const scan *s, const size_t *rows)
-{
-    cli_buf listing = {0};
-    for (size_t i = 0; i < run->nrows; i++) {
-        const grad_row *r = &run->rows[i];
-        const char *path = s->files.v[s->tensors[rows[i]].file];
-        cli_buf_put(&listing, path, strlen(path) + 1);
-        cli_buf_put(&listing, r->name, strlen(r->name) + 1);
-        cli_buf_put(&listing, &r->dtype, sizeof r->dtype);
-        cli_buf_put(&listing, &r->count, sizeof r->count);
-    }
-    mpi_job_same(&listing, "tensors");
-    free(listing.p);
-    mpi_job_collective(false);
-    size_t nfiles = s->files.n ? s->files.n : 1;
-    uint64_t *per_file = cli_xcalloc(nfiles, sizeof *per_file);
-    int *owner = cli_xcalloc(nfiles, sizeof *owner);
-    for (size_t i = 0; i < run->nrows; i++)
-        per_file[s->tensors[rows[i]].file] += run->rows[i].count;
-    mpi_job_share(per_file, s->files.n, owner);
-    bool *mine = cli_xcalloc(run->nrows, sizeof *mine);
-    for (size_t i = 0; i < run->nrows; i++)
-        mine[i] = owner[s->tensors[rows[i]].file] == mpi_job_rank();
-    free(per_file);
-    free(owner);
-    return mine;
-}
-#endif
 
 /* The recommended loss scale: the largest power of two with no fp16
  * overflow in the loss-scaled rows, and the row whose amax sets it. */
@@ -379,7 +348,7 @@ grad_sums *grad_analyse(grad_run *run, const scan *s, const cli_common *c, bool 
         grad_shard_bases(run);
     bool *mine = NULL;
 #ifdef FPGRAD_MPI
-    mine = rank_rows(run, s, rows);
+    mine = grad_mpi_mine(s, rows, run->nrows);
 #endif
     /* Elements read: every row's once, and a second time for the errors of
      * a tensor that is not float32. */

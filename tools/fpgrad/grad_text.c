@@ -48,32 +48,6 @@ static const char *plural(uint64_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
-/* LINE on OUT, broken after a ", " or "; " (else at a space) into lines
- * of at most TABLE_WIDTH columns, the later ones indented by 9. */
-static void put_wrapped(FILE *out, const char *line)
-{
-    int indent = 0;
-    size_t len = strlen(line);
-    while ((size_t)indent + len > TABLE_WIDTH) {
-        size_t cut = 0, space = 0;
-        for (size_t i = 0; i + 2 <= TABLE_WIDTH - (size_t)indent && i + 1 < len; i++) {
-            if ((line[i] == ',' || line[i] == ';') && line[i + 1] == ' ')
-                cut = i + 1;
-            if (line[i] == ' ' && i > 0)
-                space = i;
-        }
-        if (!cut)
-            cut = space;
-        if (!cut)
-            break;
-        fprintf(out, "%*s%.*s\n", indent, "", (int)cut, line);
-        line += cut + 1;
-        len -= cut + 1;
-        indent = 9;
-    }
-    fprintf(out, "%*s%s\n", indent, "", line);
-}
-
 /* A line of the verdict: LABEL, then what a format does to NONZERO values
  * whose counts are K, with ERR (its errors) or NULL. */
 static void verdict_line(FILE *out, const char *label, const fpk_format_counts *k,
@@ -97,7 +71,7 @@ static void verdict_line(FILE *out, const char *label, const fpk_format_counts *
         snprintf(line, sizeof line, "%s%s", label, what);
     else
         snprintf(line, sizeof line, "%s%s; SQNR %.1f dB", label, what, db);
-    put_wrapped(out, line);
+    table_wrap(out, line, 9);
 }
 
 /* Format J's counts over the rows that are (LOSS_SCALED) or are not loss-
@@ -170,7 +144,7 @@ static void verdict(FILE *out, const grad_run *run)
                      scale, n, n == 1 ? "" : "s", run->loss_all ? "every tensor" : run->loss_text,
                      shown, where, lim->amax,
                      n < run->nrows ? "; the other tensors are not scaled." : ".");
-            put_wrapped(out, line);
+            table_wrap(out, line, 9);
             free(shown);
             free(name);
         }
@@ -225,7 +199,7 @@ static void verdict(FILE *out, const grad_run *run)
                 snprintf(line + at, sizeof line - at, " %s %.1f%s", run->formats[j]->name, db,
                          comma);
         }
-        put_wrapped(out, line);
+        table_wrap(out, line, 9);
     }
 }
 
@@ -432,7 +406,7 @@ void grad_text(const grad_run *run, FILE *out, int top, bool all)
              plural(run->nfiles, "file", "files"), steps, t->count,
              plural(t->count, "element", "elements"), grad_nonzero(t),
              fpk_round_name(run->round), scaled);
-    put_wrapped(out, head);
+    table_wrap(out, head, 9);
     verdict(out, run);
     worst_table(out, run, top);
     step_table(out, run);
