@@ -106,10 +106,10 @@ FPKI_INSTANCES(add, add_body, (fpk_bits a, fpk_bits b, bool negate_b, fpk_ctx *c
 
 fpk_bits fpk_add(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
 {
-    FPKI_DISPATCH(add, f, (a, b, false, c));
+    FPKI_DISPATCH(add, f, c, (a, b, false, c));
 }
 
 fpk_bits fpk_sub(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
 {
-    FPKI_DISPATCH(add, f, (a, b, true, c));
+    FPKI_DISPATCH(add, f, c, (a, b, true, c));
 }

@@ -83,20 +83,40 @@ fpki_round_pack128_body(const fpk_format *f, bool sign, int64_t exp, fpki_u128 s
     FPKI_INSTANCE(name, body, fp32, FPKI_FORMAT_FP32, params, args)           \
     FPKI_INSTANCE(name, body, e4m3, FPKI_FORMAT_E4M3, params, args)           \
     FPKI_INSTANCE(name, body, e5m2, FPKI_FORMAT_E5M2, params, args)
-#define FPKI_DISPATCH(name, f, args)                                          \
+/* Calls the instance for F, the context C among ARGS.  With
+ * --enable-assertions (FPK_ASSERTIONS), a specialised instance's result
+ * and its effect on C are checked against the generic one's, as MPFR
+ * checks its special-cased additions against the general one. */
+#define FPKI_SPECIALISED(name, f, args)                                       \
+    ((f) == &fpk_fp16   ? name##_fp16 args                                    \
+     : (f) == &fpk_bf16 ? name##_bf16 args                                    \
+     : (f) == &fpk_fp32 ? name##_fp32 args                                    \
+     : (f) == &fpk_e4m3 ? name##_e4m3 args                                    \
+                        : name##_e5m2 args)
+#define FPKI_HAS_INSTANCE(f)                                                  \
+    ((f) == &fpk_fp16 || (f) == &fpk_bf16 || (f) == &fpk_fp32 ||              \
+     (f) == &fpk_e4m3 || (f) == &fpk_e5m2)
+#ifdef FPK_ASSERTIONS
+#define FPKI_DISPATCH(name, f, c, args)                                       \
     do {                                                                      \
-        if ((f) == &fpk_fp16)                                                 \
-            return name##_fp16 args;                                          \
-        if ((f) == &fpk_bf16)                                                 \
-            return name##_bf16 args;                                          \
-        if ((f) == &fpk_fp32)                                                 \
-            return name##_fp32 args;                                          \
-        if ((f) == &fpk_e4m3)                                                 \
-            return name##_e4m3 args;                                          \
-        if ((f) == &fpk_e5m2)                                                 \
-            return name##_e5m2 args;                                          \
+        if (!FPKI_HAS_INSTANCE(f))                                            \
+            return name##_generic(f, FPKI_UNPAREN args);                      \
+        const fpk_ctx fpki_before = *(c);                                     \
+        const fpk_bits fpki_fast = FPKI_SPECIALISED(name, f, args);           \
+        const fpk_ctx fpki_after = *(c);                                      \
+        *(c) = fpki_before;                                                   \
+        const fpk_bits fpki_general = name##_generic(f, FPKI_UNPAREN args);   \
+        FPKI_ASSERT(fpki_fast == fpki_general && fpki_ctx_same(&fpki_after, c)); \
+        return fpki_fast;                                                     \
+    } while (0)
+#else
+#define FPKI_DISPATCH(name, f, c, args)                                       \
+    do {                                                                      \
+        if (FPKI_HAS_INSTANCE(f))                                             \
+            return FPKI_SPECIALISED(name, f, args);                           \
         return name##_generic(f, FPKI_UNPAREN args);                          \
     } while (0)
+#endif
 
 /* An exact zero sum x + y (IEEE 754-2019 §6.3): zeros of one sign keep it;
  * otherwise +0, or -0 under RDN.  SR, which is no rounding-direction

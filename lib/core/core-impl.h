@@ -2,7 +2,29 @@
 #ifndef FPKIT_IMPL_H
 #define FPKIT_IMPL_H
 
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* FPK_ASSERTIONS */
+#endif
 #include "fpkit.h"
+
+/* Internal checks, compiled in with --enable-assertions (FPK_ASSERTIONS):
+ * a fast path against the general one, an invariant.  A failed check is a
+ * bug in fpkit; it prints where and what to standard error and aborts, the
+ * one place where the library writes or ends the program. */
+#ifdef FPK_ASSERTIONS
+_Noreturn void fpki_assert_fail(const char *file, int line, const char *what);
+#define FPKI_ASSERT(x) ((x) ? (void)0 : fpki_assert_fail(__FILE__, __LINE__, #x))
+#else
+#define FPKI_ASSERT(x) ((void)0)
+#endif
+
+/* Whether two contexts hold the same settings, flags and SR counter. */
+static inline bool fpki_ctx_same(const fpk_ctx *a, const fpk_ctx *b)
+{
+    return a->round == b->round && a->flags == b->flags && a->tiny_before == b->tiny_before &&
+           a->ftz == b->ftz && a->daz == b->daz && a->saturate == b->saturate &&
+           a->sr_seed == b->sr_seed && a->sr_counter == b->sr_counter && a->sr_bits == b->sr_bits;
+}
 
 #define FPKI_MASK(n) (((fpk_bits)1 << (n)) - 1)
 #define FPKI_EXP_MASK(e, m) (FPKI_MASK(e) << (m))

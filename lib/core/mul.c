@@ -43,5 +43,5 @@ FPKI_INSTANCES(mul, mul_body, (fpk_bits a, fpk_bits b, fpk_ctx *c), (a, b, c))
 
 fpk_bits fpk_mul(const fpk_format *f, fpk_bits a, fpk_bits b, fpk_ctx *c)
 {
-    FPKI_DISPATCH(mul, f, (a, b, c));
+    FPKI_DISPATCH(mul, f, c, (a, b, c));
 }
