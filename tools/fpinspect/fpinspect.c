@@ -13,7 +13,7 @@ enum { OPT_JSON = CLI_OWN, OPT_EXACT, OPT_INFO, OPT_TABLE, OPT_LIST_FORMATS };
 static const cli_opt options[] = {
     {.key = CLI_FORMAT, .help = "format of VALUE (default fp32)"},
     {.key = CLI_ROUND, .help = "rne (default), rna, rtz, rup, rdn, rod"},
-    {.key = CLI_TO},
+    {.key = CLI_TO, .help = "these formats too, each rounded once from VALUE (comma-separated, or all)"},
     {.key = CLI_FTZ},
     {.key = CLI_SATURATE},
     {.key = OPT_EXACT, .name = "--exact",
