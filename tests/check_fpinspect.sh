@@ -1,7 +1,8 @@
 #!/bin/sh
 # fpinspect against its golden outputs (tests/fpinspect/NAME.out), the facts
-# the tool must show, its error cases, the validity of its JSON (python3) and
-# every example of man/fpinspect.1.  make check runs it from the build
+# the tool must show, its error cases, the validity of its JSON (python3),
+# every example of man/fpinspect.1 and the width of every default text
+# report (at most 100 columns).  make check runs it from the build
 # directory with srcdir set; FPINSPECT names another binary.
 #
 # FPINSPECT_REGEN=DIR writes every golden output into DIR instead of
@@ -57,6 +58,20 @@ lines() {
     else
         bad "$1: $n lines, expected $2"
     fi
+}
+
+# fits NAME...: no line of NAME's output is wider than 100 columns (UTF-8
+# continuation bytes, as in the "×" of a value's second line, take none).
+fits() {
+    for name in "$@"; do
+        wide=$(LC_ALL=C tr -d '\200-\277' <"$tmp/$name.out" |
+            awk 'length($0) > 100 { print length($0) ": " $0; exit }')
+        if [ -z "$wide" ]; then
+            ok
+        else
+            bad "$name: a line of $wide"
+        fi
+    done
 }
 
 # usage_error REGEX ARGS...: exit status 2, nothing on stdout, one line on
@@ -150,6 +165,24 @@ golden e4m3-465-sat 465 --format e4m3 --saturate
 golden fp16-500-fp8 500 --format fp16 --to e4m3,e5m2
 golden fp16-500-fp8-sat 500 --format fp16 --to e4m3,e5m2 --saturate
 golden fp32-1e-5-ftz 1e-5 --to fp16 --ftz
+# A number is rounded once into each format, from its exact value: never
+# through the --format (fp32 would round this one down to 1 + 2^-11, which
+# fp16 then rounds to even, 1).
+golden fp32-once-fp16 1.000488281250000909 --to fp16
+golden fp16-once-all 1.000488281250000909 --format fp16 --to fp32,bf16,e4m3
+# Powers of two and their multiples.
+golden fp16-pow2-24 2^-24 --format fp16
+golden fp16-neg-pow2-24 -2^-24 --format fp16
+golden fp32-3xpow2-10 '3*2^-10' --to fp16,e4m3
+golden bf16-1.5xpow2-3 '1.5*2^-3' --format bf16
+golden fp16-pow2-25-rup 2^-25 --format fp16 --round rup
+golden fp64-pow2-1074-all 2^-1074 --format fp64 --to all
+# Every digit with --exact; long values cut otherwise.
+golden fp64-1e-8-all-exact 1e-8 --format fp64 --to all --exact
+golden fp32-0.1 0.1
+golden fp32-0.1-exact 0.1 --exact
+golden info-bf16-exact --info bf16 --exact
+golden table-e8m0-exact --table e8m0 --exact
 for mode in rne rna rtz rup rdn rod; do
     golden "e4m3-0.1-$mode" 0.1 --format e4m3 --round "$mode" --to e5m2
     golden "e4m3-neg-0.1-$mode" -0.1 --format e4m3 --round "$mode"
@@ -199,6 +232,9 @@ golden json-table-e5m2 --json --table e5m2
 golden json-table-e2m1 --json --table e2m1
 golden json-info-e8m0 --json --info e8m0
 golden json-formats --json --list-formats
+golden json-fp32-once-fp16 --json 1.000488281250000909 --to fp16,fp32
+golden json-fp16-pow2-24 --json 2^-24 --format fp16 --to bf16,e5m2
+golden json-e4m3-7e-to --json 0x7e --format e4m3 --to fp16,e5m2
 
 # What `fpinspect 0x3c00 --format fp16` must show.
 has fp16-3c00 '^fp16 0x3c00$' \
@@ -216,20 +252,54 @@ same tf32-1fc00 tf32-3f800000
 has tf32-3f800000 '^tf32 0x1fc00$' '^  value        1$'
 
 # 1e-8: fp16, e5m2 and e4m3 underflow to zero; bf16, tf32, fp32 keep it.
-has fp64-1e-8-all \
-    '^    fp16 +0x0000 +0 +rel\.err 1\.000e\+00 +underflow,inexact +underflowed to zero$' \
-    '^    e5m2 +0x00 +0 +rel\.err 1\.000e\+00 +underflow,inexact +underflowed to zero$' \
-    '^    e4m3 +0x00 +0 +rel\.err 1\.000e\+00 +underflow,inexact +underflowed to zero$' \
-    '^    bf16 +0x322c +1\.001171767711639404296875e-08 +rel\.err 1\.172e-03 +inexact +rounded up$' \
-    '^    tf32 +0x1915e +9\.997165761888027191162109375e-09 +rel\.err 2\.834e-04 +inexact +rounded down$' \
-    '^    fp32 +0x322bcc77 +9\.99999993922529029077850282192230224609375e-09 +rel\.err 6\.077e-09 +inexact +rounded down$'
+# The table comes first, the --format's row first; long values are cut
+# (to fit 100 columns, here after 16 digits), --exact gives every digit.
+has fp64-1e-8-all '^input 1e-8$' \
+    '^  to \(rne\) +bits +value +rel\.err +flags +result$' \
+    '^  fp64 +0x3e45798ee2308c3a +1\.000000000000000\.\.\.e-08 +2\.092e-17 +inexact +rounded up$' \
+    '^  fp16 +0x0000 +0 +1\.000e\+00 +underflow,inexact +to zero$' \
+    '^  e5m2 +0x00 +0 +1\.000e\+00 +underflow,inexact +to zero$' \
+    '^  e4m3 +0x00 +0 +1\.000e\+00 +underflow,inexact +to zero$' \
+    '^  bf16 +0x322c +1\.001171767711639\.\.\.e-08 +1\.172e-03 +inexact +rounded up$' \
+    '^  tf32 +0x1915e +9\.997165761888027\.\.\.e-09 +2\.834e-04 +inexact +rounded down$' \
+    '^  fp32 +0x322bcc77 +9\.999999939225290\.\.\.e-09 +6\.077e-09 +inexact +rounded down$' \
+    '^  value +1\.0000000000000000\.\.\.e-08$'
+if [ "$(sed -n 3p "$tmp/fp64-1e-8-all.out" | awk '{ print $1 }')" = fp64 ] &&
+    [ "$(grep -c '^  fp64 ' "$tmp/fp64-1e-8-all.out")" -eq 1 ]; then
+    ok
+else
+    bad "fp64-1e-8-all: the --format's row is not first and alone"
+fi
+has fp64-1e-8-all-exact \
+    '^  bf16 +0x322c +1\.001171767711639404296875e-08 +1\.172e-03 +inexact +rounded up$' \
+    '^  tf32 +0x1915e +9\.997165761888027191162109375e-09 +2\.834e-04 +inexact +rounded down$' \
+    '^  fp32 +0x322bcc77 +9\.99999993922529029077850282192230224609375e-09 +6\.077e-09 +inexact +rounded down$' \
+    '^  value +1\.0000000000000000209225608301284726753266340892878361046314239501953125e-08$'
 # ... and fp16's threshold: 1e-8 < 2^-25.
-has info-fp16 '^  to zero \(rne\) +0 < x <= 2\^-25 = 2\.98023223876953125e-08;' \
-    '^  overflow \(rne\) +x >= 65520 goes to inf;'
+has info-fp16 '^  to zero \(rne\) +0 < x <= 2\^-25 = 2\.98023223876953125e-08$' \
+    '^ +0 < -x <= 2\^-25 = 2\.98023223876953125e-08$' \
+    '^  overflow \(rne\) +x >= 65520 goes to inf$' '^ +-x >= 65520 goes to inf$'
+
+# One rounding: 1.000488281250000909 lies just above the midpoint of fp16's
+# 1 and 1 + 2^-10; fp32, the --format, rounds it down onto that midpoint.
+has fp32-once-fp16 '^  fp32 +0x3f801000 +1\.00048828125 +9\.086e-16 +inexact +rounded down$' \
+    '^  fp16 +0x3c01 +1\.0009765625 +4\.880e-04 +inexact +rounded up$' '^fp32 0x3f801000$'
+has fp16-once-all '^  fp16 +0x3c01 +1\.0009765625 +4\.880e-04 +inexact +rounded up$' \
+    '^  fp32 +0x3f801000 ' '^  bf16 +0x3f80 +1 +4\.880e-04 +inexact +rounded down$' \
+    '^  e4m3 +0x38 +1 +4\.880e-04 +inexact +rounded down$' '^fp16 0x3c01$'
+has fp16-pow2-24 '^fp16 0x0001$' '^  fp16 +0x0001 +5\.9604644775390625e-08 +0\.000e\+00 +- +subnormal, exact$'
+has fp16-neg-pow2-24 '^fp16 0x8001$'
+has fp32-3xpow2-10 '^fp32 0x3b400000$' '^  fp16 +0x1a00 +0\.0029296875 +0\.000e\+00 +- +exact$' \
+    '^  e4m3 +0x02 +0\.00390625 +3\.333e-01 +underflow,inexact +subnormal, up$'
+has bf16-1.5xpow2-3 '^bf16 0x3e40$' '^  bf16 +0x3e40 +0\.1875 +0\.000e\+00 +- +exact$'
+has fp16-pow2-25-rup '^fp16 0x0001$' '^  fp16 +0x0001 .* underflow,inexact +subnormal, up$'
+has fp32-0.1 '^  value +0\.10000000149011611\.\.\.$'
+has fp32-0.1-exact '^  value +0\.100000001490116119384765625$'
+has info-bf16-exact '^  min normal +0x0080 +2\^-126 = 1\.1754943508222875079687365372222456778186655567720875215087517062784172594547271728515625e-38$'
 
 # 1e-7 into fp16: the subnormal 0x0002, 19% off.
 has fp32-1e-7-fp16 \
-    '^    fp16 +0x0002 +1\.1920928955078125e-07 +rel\.err 1\.921e-01 +underflow,inexact +subnormal, rounded$'
+    '^  fp16 +0x0002 +1\.1920928955078125e-07 +1\.921e-01 +underflow,inexact +subnormal, up$'
 
 # The e4m3 table: 256 encodings, 448 the largest finite, S.1111.111 NaN.
 lines table-e4m3 257
@@ -262,18 +332,61 @@ else
 fi
 has info-e2m3 '^  max finite +0x1f +7\.5$'
 has info-e3m2 '^  max finite +0x1f +28$' \
-    '^  overflow \(rne\) +x >= 30 gives max finite, overflow raised;'
-has info-e2m1 '^  max finite +0x7 +6$' '^  to zero \(rne\) +0 < x <= 2\^-2 = 0\.25;'
+    '^  overflow \(rne\) +x >= 30 gives max finite, overflow raised$'
+has info-e2m1 '^  max finite +0x7 +6$' '^  to zero \(rne\) +0 < x <= 2\^-2 = 0\.25$'
 has info-e8m0 '^  width +8 bits: no sign, 8 exponent, 0 mantissa$' \
-    '^  max finite +0xfe +1\.70141183460469231731687303715884105728e\+38$' \
-    '^  min normal +0x00 +2\^-127 = 5\.877471754111437539843682686111228389093' \
+    '^  max finite +0xfe +1\.7014118346046923\.\.\.e\+38$' \
+    '^  min normal +0x00 +2\^-127 = 5\.8774717541114375\.\.\.e-39$' \
     '^  min subnormal +none' '^  special values +E8M0 .*NaN 0xff, inf none$'
 lines table-e8m0 257
 has table-e8m0 '^0x7f +0 01111111 +0 +1 +normal$' '^0xff +0 11111111 +nan +quiet NaN$'
 has table-e4m3fnuz '^0x7f +0 1111 111 +7 +240 +normal$' '^0x80 +1 0000 000 +nan +quiet NaN$'
-has e2m1-7 '^  rounded +rne into e2m1: down, .* flags overflow,inexact$' '^e2m1 0x7$'
-has e4m3fnuz-80 '^  class +quiet NaN$' '^    fp16 +0x7e00 +nan '
-has e2m3-nan '^  rounded +rne into e2m3: no NaN in the format, .*flags invalid$' '^e2m3 0x20$'
+has e2m1-7 '^  e2m1 +0x7 +6 +1\.429e-01 +overflow,inexact +to max finite$' '^e2m1 0x7$'
+has e4m3fnuz-80 '^  class +quiet NaN$' '^  fp16 +0x7e00 +nan '
+has e2m3-nan '^  e2m3 +0x20 +-0 +inf +invalid +format lacks NaN$' '^e2m3 0x20$'
+
+# Every default text report fits 100 columns: the golden ones (but JSON
+# and --exact); --info and --table of every built-in format under other
+# options; values at the formats' edges into every format, with the widest
+# options; an input too long to echo whole.  (The man page's examples are
+# checked below.)
+for f in "$tmp"/*.out; do
+    name=$(basename "$f" .out)
+    case $name in json-* | *-exact) ;; *) fits "$name" ;; esac
+done
+formats=$(run list --list-formats && awk 'NR > 1 { print $1 }' "$tmp/list.out")
+nwide=0
+wide() {
+    nwide=$((nwide + 1))
+    run "wide$nwide" "$@"
+    if [ "$(cat "$tmp/wide$nwide.rc")" -eq 0 ]; then
+        fits "wide$nwide"
+    else
+        bad "wide$nwide: fpinspect $* exited $(cat "$tmp/wide$nwide.rc"): $(head -n 1 "$tmp/wide$nwide.err")"
+    fi
+}
+for f in $formats; do
+    for o in "--round rtz --ftz --saturate" "--round rup" "--round rdn --saturate" "--round rod --ftz"; do
+        # shellcheck disable=SC2086 # options
+        wide --info "$f" $o
+    done
+    if [ "$(awk -v f="$f" '$1 == f { print $2 }' "$tmp/list.out")" -le 8 ]; then
+        wide --table "$f"
+    fi
+    for v in 0x1 0x0 -0 -1e999 1e-999; do
+        wide "$v" --format "$f" --to all --ftz --saturate --round rod
+    done
+done
+for v in -2.2250738585072014e-308 1e300 -1e-300 0.1 nan -inf 65519.99 '-1.5*2^-1075'; do
+    for o in "--round rtz --ftz --saturate" "--round rna"; do
+        # shellcheck disable=SC2086 # options
+        wide "$v" --format fp64 --to all $o
+    done
+done
+wide 1e300 --format e1m52 --to e11m52fnuz,e5m10fnuz,e1m0,fp64 --saturate --ftz
+long=-2.22507385850720138309023271733240406421921598046233183055332741688720443481391819585428315901251102056406733973103581100515243416155346010885601238537771882113077799353200233047961014744258363607192156504694250373420837525080665061665815894872049117996859163964850063590877011830487479978088775374994945158045160505091539985658247081864511353793580499211598108576605199243335211435239014879569960959128889160299264151106346631339366347758651302937176204732563178148566435087212282863764204484681140761391147706280168985324411002416144742161856716615054015428508471675290190316132277889672970737312333408698898317506783884692609277397797285865965494109136909540613646756870239867831529068098461721092462539672851562e-308
+wide "$long" --format fp64 --to all
+has wide$nwide '^input -2\.2250738585072013830902327173324040642192159\.\.\..*e-308$'
 
 # Negative numbers are values, not options; -- ends the options.
 has fp32-neg-3e-8 '^input -3e-8$' '^fp32 0xb300d959$'
@@ -311,6 +424,14 @@ usage_error 'at least 2\^4611686018427387903 in magnitude' 0x1p46116860184273879
 usage_error 'below 2\^-4611686018427387904 in magnitude, outside the range' 0x1p-99999999999999999999 --format fp16
 usage_error 'below 2\^-4611686018427387904 in magnitude' 0x0.4p-4611686018427387903 --format fp16
 usage_error 'unexpected character "-" at offset 1 in "--format"' -- --format
+usage_error 'missing exponent digits at offset 2 in "2\^"' 2^
+usage_error 'unexpected character "x" at offset 2 in "2\^x"' 2^x
+usage_error 'missing exponent digits at offset 4 in "3\*2\^"' '3*2^'
+usage_error 'unexpected character "\*" at offset 3 in "1e3\*2\^4"' '1e3*2^4'
+usage_error '2\^99999999999999999999: at least 2\^4611686018427387903 in magnitude, outside the range' \
+    2^99999999999999999999
+usage_error 'below 2\^-4611686018427387904 in magnitude' '-3*2^-99999999999999999999'
+usage_error 'at least 2\^4611686018427387903 in magnitude' 2^4611686018427387903
 
 # No argument at all: the usage on stderr, status 2.
 run noargs
@@ -341,7 +462,8 @@ json json-fp64-1e-8-all 'len(docs) == 1 and d["bits"] == "0x3e45798ee2308c3a"
             for t in d["to"] if t["format"] in ("fp16", "e4m3", "e5m2", "e4m3fnuz", "e2m1"))
     and all(not t["underflow"] and not t["subnormal"] and 0 < t["rel_error"] < 2e-3
             for t in d["to"] if t["format"] in ("fp32", "tf32", "bf16"))
-    and d["to"][0]["rel_error"] == 0 and d["to"][0]["note"] == "exact"'
+    and 0 < d["to"][0]["rel_error"] < 3e-17 and d["to"][0]["note"] == "rounded up"
+    and all(t["from"] == "input" for t in d["to"])'
 json json-fp32-1e-7-fp16 'd["to"][0]["bits"] == "0x0002" and d["to"][0]["subnormal"]
     and not d["to"][0]["underflow"] and abs(d["to"][0]["rel_error"] - 0.19209288) < 1e-7
     and d["to"][0]["flags"] == ["underflow", "inexact"]'
@@ -350,7 +472,7 @@ json json-e5m2-several 'len(docs) == 3 and [x["bits"] for x in docs] == ["0x3c",
     and "rounding" in docs[1] and "rounding" not in docs[2]'
 json json-e4m3-neg-inf 'd["bits"] == "0x7f" and d["class"] == "quiet NaN"
     and d["rounding"]["direction"] == "NaN" and d["rounding"]["flags"] == ["invalid"]
-    and "ulp" not in d and d["to"][0]["bits"] == "0x7e00"'
+    and "ulp" not in d and d["to"][0]["bits"] == "0xfc00" and d["to"][0]["note"] == "exact"'
 json json-fp16-nan 'd["bits"] == "0x7e00" and d["value"] == "nan"
     and d["rounding"]["rel_error"] == 0 and d["to"][0]["bits"] == "0x7f" and d["to"][0]["note"] == "NaN"'
 json json-tf32-3f800000 'd["bits"] == "0x1fc00" and d["width"] == 19 and d["value"] == "1"'
@@ -384,6 +506,22 @@ json json-formats '[f["name"] for f in d["formats"]] == ["fp64", "fp32", "tf32",
     and d["formats"][12]["min_subnormal"] == "none"'
 json json-table-e2m1 '[r["value"] for r in d["table"][:8]] == ["0", "0.5", "1", "1.5", "2", "3", "4", "6"]
     and [r["class"] for r in d["table"]].count("zero") == 2'
+json json-fp32-once-fp16 'd["bits"] == "0x3f801000" and d["rounding"]["direction"] == "down"
+    and d["to"][0] == {"format": "fp16", "bits": "0x3c01", "value": "1.0009765625",
+                       "rel_error": d["to"][0]["rel_error"], "flags": ["inexact"], "underflow": False,
+                       "subnormal": False, "overflow": False, "note": "rounded up", "from": "input"}
+    and abs(d["to"][0]["rel_error"] - 4.8804e-4) < 1e-7
+    and d["to"][1]["bits"] == "0x3f801000" and d["to"][1]["note"] == "rounded down"'
+json json-fp16-pow2-24 'd["bits"] == "0x0001" and d["rounding"]["direction"] == "exact"
+    and d["to"][0]["bits"] == "0x3380" and d["to"][0]["note"] == "exact"
+    and d["to"][1]["bits"] == "0x00" and d["to"][1]["note"] == "underflowed to zero"
+    and d["to"][1]["flags"] == ["underflow", "inexact"] and d["to"][1]["from"] == "input"'
+json json-e4m3-neg-inf 'd["to"][0]["from"] == "input"'
+json json-e4m3-7e-to '[t["from"] for t in d["to"]] == ["encoding", "encoding"]
+    and d["to"][1] == {"format": "e5m2", "bits": "0x5f", "value": "448", "rel_error": 0, "flags": [],
+                       "underflow": False, "subnormal": False, "overflow": False, "note": "exact",
+                       "from": "encoding"}'
+json json-tf32-3f800000 'd["to"] == []'
 json json-info-e8m0 'd["width"] == 8 and d["min_normal"] == {"bits": "0x00", "value": "5.8774717541114375398436826861112283890933277838604376075437585313920862972736358642578125e-39"}
     and d["min_subnormal"] == {"bits": "none", "value": "none"} and d["nan"] == "0xff"
     and d["to_zero"]["negative"] == "no negative numbers"'
@@ -409,12 +547,11 @@ synopsis "$manpage" "$tmp/help.out"
 # Every example of the man page runs and exits 0.  The first one's output
 # is shown in the page: it must be what the tool prints.
 nex=0
-sed -n 's/^\.Dl fpinspect //p' "$manpage" | sed 's/\\-/-/g' >"$tmp/examples"
+sed -n 's/^\.Dl fpinspect //p' "$manpage" | sed "s/\\\\-/-/g; s/\\\\(aq/'/g" >"$tmp/examples"
 while IFS= read -r line; do
     nex=$((nex + 1))
     set -f
-    # shellcheck disable=SC2086 # an example's arguments are plain words
-    set -- $line
+    eval "set -- $line" # words, some quoted ('3*2^-10')
     set +f
     run "example$nex" "$@"
     if [ "$(cat "$tmp/example$nex.rc")" -eq 0 ] && [ -s "$tmp/example$nex.out" ] &&
@@ -425,6 +562,8 @@ while IFS= read -r line; do
     fi
     case " $line " in
     *" --json "*) json "example$nex" ;;
+    *" --exact "*) ;;
+    *) fits "example$nex" ;;
     esac
 done <"$tmp/examples"
 if [ "$nex" -ge 7 ]; then

@@ -1,12 +1,15 @@
 /* fpk_parse against the MPFR reference (ref_parse) on bits and flags, for
  * every built-in format, deterministic mode and option variant: exact ties
  * and ties one part in 10^30 off, subnormal boundaries, overflow thresholds,
- * 40+ digit values, hexadecimal floats, absurd exponents and random text.
+ * 40+ digit values, hexadecimal floats, multiples of powers of two
+ * ("3*2^-10", against MPFR scaling the factor), absurd exponents and
+ * random text.
  * Then the syntax (a POSIX regular expression as the independent grammar),
  * and fpk_format_exact / fpk_format_shortest: hand-computed texts, round
  * trips over every 8- and 16-bit encoding, and the shortest output against
  * a search made with mpfr_get_str and ref_parse. */
 #include <check.h>
+#include <errno.h>
 #include <gmp.h>
 #include <inttypes.h>
 #include <regex.h>
@@ -199,6 +202,106 @@ static void render_hex(mpfr_srcptr x, int delta, int style, text *t)
     mpz_clear(z);
 }
 
+/* The reference for "[+-]K*2^E" and "[+-]2^E", which ref_parse does not
+ * read: MPFR reads K toward zero at a precision far above any format's and
+ * scales it by 2^E exactly; an E beyond +-10^6 makes, as ref_parse's
+ * absurd exponents do, a stand-in 2^(+-4000) (the factors here are never
+ * far from 1, so the product is as far outside every format). */
+static ref_result ref_parse_scaled(const fpk_format *f, const char *s, const fpk_ctx *c)
+{
+    const char *star = strchr(s, '*'), *hat = strchr(s, '^');
+    ck_assert_ptr_nonnull(hat);
+    bool neg = s[0] == '-';
+    size_t len = strlen(s);
+    char *k = malloc(len + 3);
+    ck_assert_ptr_nonnull(k);
+    if (star)
+        snprintf(k, len + 3, "%.*s", (int)(star - s), s);
+    else
+        snprintf(k, len + 3, "%s", neg ? "-1" : "1");
+    mpfr_prec_t prec = 4096;
+    if ((mpfr_prec_t)(4 * len + 64) > prec)
+        prec = (mpfr_prec_t)(4 * len + 64);
+    mpfr_t x;
+    mpfr_init2(x, prec);
+    char *end;
+    int ternary = mpfr_strtofr(x, k, &end, 10, MPFR_RNDZ);
+    ck_assert_msg(*end == '\0' && end != k, "the factor of \"%.80s\" is not a number", s);
+    int dir = ternary < 0 ? 1 : ternary > 0 ? -1 : 0; /* sign(true - x) */
+    errno = 0;
+    long long e = strtoll(hat + 1, &end, 10);
+    ck_assert(*end == '\0');
+    if (!mpfr_zero_p(x)) {
+        if (errno == ERANGE || e > 1000000 || e < -1000000) {
+            mpfr_set_si_2exp(x, neg ? -1 : 1, e > 0 ? 4000 : -4000, MPFR_RNDN);
+            dir = (e > 0) != neg ? 1 : -1;
+        } else {
+            ck_assert_int_eq(mpfr_mul_2si(x, x, (long)e, MPFR_RNDN), 0);
+        }
+    }
+    ref_result r = ref_round(f, x, dir, c);
+    mpfr_clear(x);
+    free(k);
+    return r;
+}
+
+/* The reference result for any text fpk_parse accepts. */
+static ref_result ref_text(const fpk_format *f, const char *s, const fpk_ctx *c)
+{
+    return strchr(s, '^') ? ref_parse_scaled(f, s, c) : ref_parse(f, s, c);
+}
+
+/* The value N / 10^J (N >= 0) times 2^E as "[-]ddd.ddd*2^E". */
+static void render_factor(mpz_srcptr n, long j, long e, bool neg, text *t)
+{
+    char d[TEXT_MAX];
+    ck_assert_uint_lt(mpz_sizeinbase(n, 10) + 2, sizeof d);
+    mpz_get_str(d, 10, n);
+    long len = (long)strlen(d);
+    t->s[0] = '\0';
+    tappend(t, "%s", neg ? "-" : "");
+    if (j == 0)
+        tappend(t, "%s", d);
+    else if (len <= j)
+        tappend(t, "0.%.*s%s", (int)(j - len), "000000000000000000000000000000000000000000000000", d);
+    else
+        tappend(t, "%.*s.%s", (int)(len - j), d, d + len - j);
+    tappend(t, "*2^%ld", e);
+}
+
+/* The value of X (nonzero) as a multiple of a power of two: z * 2^e with
+ * z = x's integer significand, then the factor z / 2^J written in decimal
+ * (z * 5^J / 10^J) for J = STYLE % 13, perturbed by DELTA (-1, 0, +1) units
+ * of its 30th digit past the last; "2^e" itself when X is a power of two,
+ * STYLE is 0 and DELTA 0. */
+static void render_scaled(mpfr_srcptr x, int delta, int style, text *t)
+{
+    mpz_t z, n;
+    mpz_inits(z, n, NULL);
+    long e = (long)mpfr_get_z_2exp(z, x);
+    bool neg = mpz_sgn(z) < 0;
+    mpz_abs(z, z);
+    long j = style % 13;
+    if (style == 0 && delta == 0 && mpz_popcount(z) == 1) {
+        t->s[0] = '\0';
+        tappend(t, "%s2^%ld", neg ? "-" : "", e + (long)mpz_scan1(z, 0));
+    } else {
+        mpz_ui_pow_ui(n, 5, (unsigned long)j);
+        mpz_mul(n, n, z);
+        if (delta) {
+            mpz_ui_pow_ui(z, 10, 30);
+            mpz_mul(n, n, z);
+            if (delta > 0)
+                mpz_add_ui(n, n, 1);
+            else
+                mpz_sub_ui(n, n, 1);
+            j += 30;
+        }
+        render_factor(n, j, e + style % 13, neg, t);
+    }
+    mpz_clears(z, n, NULL);
+}
+
 /* Compares fpk_parse with ref_parse for S in F under every deterministic
  * mode and option variant, on bits and flags. */
 static void compare_all_modes(tu_report *rep, const fpk_format *f, const char *s)
@@ -206,7 +309,7 @@ static void compare_all_modes(tu_report *rep, const fpk_format *f, const char *s
     for (int mi = 0; mi < TU_MODE_COUNT; mi++) {
         for (int vi = 0; vi < TU_VARIANT_COUNT; vi++) {
             fpk_ctx c = tu_ctx(tu_modes[mi], &tu_variants[vi]);
-            ref_result want = ref_parse(f, s, &c);
+            ref_result want = ref_text(f, s, &c);
             fpk_bits z = 0;
             fpk_error err;
             if (fpk_parse(f, s, &z, &c, &err) != FPK_OK) {
@@ -226,14 +329,16 @@ static void decode(mpfr_ptr x, const fpk_format *f, fpk_bits a)
 }
 
 /* Texts around the value X: X itself, one part in 10^30 above and below,
- * X with 40 more digits, and its hexadecimal forms, exact and perturbed;
- * each with both signs, each compared under every mode and variant. */
+ * X with 40 more digits, and its hexadecimal and K*2^E forms, exact and
+ * perturbed; each with both signs, each compared under every mode and
+ * variant. */
 static void compare_around(tu_report *rep, const fpk_format *f, mpfr_srcptr x, tu_rng *r)
 {
     text t;
     for (int neg = 0; neg < 2; neg++) {
         if (mpfr_zero_p(x)) {
             compare_all_modes(rep, f, neg ? "-0" : "0");
+            compare_all_modes(rep, f, neg ? "-0*2^-99999" : "0.000*2^99999");
             continue;
         }
         dec v, w;
@@ -256,6 +361,8 @@ static void compare_around(tu_report *rep, const fpk_format *f, mpfr_srcptr x, t
             if (neg)
                 mpfr_neg(y, y, MPFR_RNDN);
             render_hex(y, delta, (int)tu_rng_below(r, 2), &t);
+            compare_all_modes(rep, f, t.s);
+            render_scaled(y, delta, (int)tu_rng_below(r, 13), &t);
             compare_all_modes(rep, f, t.s);
             mpfr_clear(y);
         }
@@ -317,7 +424,7 @@ static void ties_around(tu_report *rep, const fpk_format *f, int random, tu_rng 
         compare_around(rep, f, mid, r);
     }
     mpfr_clears(v, w, mid, NULL);
-    tu_report_line(rep, "%s ties, boundaries, +-1e-30, 40+ digits, hex", f->name);
+    tu_report_line(rep, "%s ties, boundaries, +-1e-30, 40+ digits, hex, K*2^E", f->name);
 }
 
 START_TEST(ties_and_boundaries)
@@ -338,7 +445,7 @@ END_TEST
 
 /* Random decimal texts: 1 to 45 digits, a random point, an exponent
  * anywhere from below F's smallest subnormal to above its overflow
- * threshold; random hexadecimal texts likewise. */
+ * threshold; random hexadecimal and K*2^E texts likewise. */
 START_TEST(random_texts)
 {
     tu_report rep;
@@ -374,8 +481,23 @@ START_TEST(random_texts)
                 tappend(&h, "%x", (unsigned)tu_rng_below(&r, 16));
             tappend(&h, "p%ld", blo + (long)tu_rng_below(&r, (uint64_t)(bhi - blo + 1)) - 4 * nhex);
             compare_all_modes(&rep, f, h.s);
+
+            /* K*2^E: K of 1 to 25 digits with a random point, E such that
+             * the product lands between blo and bhi (10^3 ~ 2^10) */
+            text k = {""};
+            ndig = 1 + (int)tu_rng_below(&r, 25);
+            point = (int)tu_rng_below(&r, (uint64_t)ndig + 2) - 1;
+            tappend(&k, "%s", tu_rng_below(&r, 2) ? "-" : "");
+            for (int d = 0; d < ndig; d++) {
+                if (d == point)
+                    tappend(&k, ".");
+                tappend(&k, "%d", (int)tu_rng_below(&r, 10));
+            }
+            long whole = point >= 0 ? point : ndig; /* digits before the point */
+            tappend(&k, "*2^%ld", blo + (long)tu_rng_below(&r, (uint64_t)(bhi - blo + 1)) - whole * 10 / 3);
+            compare_all_modes(&rep, f, k.s);
         }
-        tu_report_line(&rep, "%s random decimal and hex texts", f->name);
+        tu_report_line(&rep, "%s random decimal, hex and K*2^E texts", f->name);
     }
     ck_assert_uint_eq(tu_report_done(&rep), 0);
 }
@@ -395,6 +517,14 @@ START_TEST(absurd_texts)
         "1e-330", "1e329", "1e330", "0x1p-1200", "0x1p-1199", "0x1p1100",
         "0x0.00000000000000001p-1150", "0e99999999999", "-0e-99999999999",
         "0x0p99999999999", "-0.000000e+000",
+        /* K*2^E: E beyond a long, beyond the clamp at 2^60 and near it */
+        "2^99999999999999999999", "-2^99999999999999999999", "2^-99999999999999999999",
+        "-2^-99999999999999999999", "3*2^-99999999999999999999", "0.5*2^99999999999999999999",
+        "0*2^99999999999999999999", "-0*2^-99999999999999999999", "2^1152921504606846976",
+        "2^-1152921504606846976", "2^1152921504606846977", "2^9223372036854775807",
+        "-2^-9223372036854775808", "2^1200", "2^-1200", "2^-1075", "2^-1074", "1.5*2^-1075",
+        "1.5*2^-1080", "1.5*2^1100", "0.0000000000000000000000000000000000000001*2^1200",
+        "123456789012345678901234567890*2^-1200", "2^+3", "+2^-0",
     };
     tu_report rep;
     tu_report_init(&rep, "check_parse");
@@ -423,8 +553,20 @@ START_TEST(absurd_texts)
     snprintf(s + n + 2, 30, "e%zu", n - 5);
     for (const fpk_format *const *fp = fpk_formats; *fp; fp++)
         compare_all_modes(&rep, *fp, s);
+    /* as factors: 0.999...9 * 2 (just below 2), 10^19999 * 2^-66400
+     * (about 2^35.4) */
+    s[0] = '0';
+    memset(s + 2, '9', n);
+    snprintf(s + n + 2, 30, "*2^1");
+    for (const fpk_format *const *fp = fpk_formats; *fp; fp++)
+        compare_all_modes(&rep, *fp, s);
+    s[0] = '1';
+    memset(s + 1, '0', n - 1);
+    snprintf(s + n, 30, "*2^-66400");
+    for (const fpk_format *const *fp = fpk_formats; *fp; fp++)
+        compare_all_modes(&rep, *fp, s);
     free(s);
-    tu_report_line(&rep, "20000-digit texts");
+    tu_report_line(&rep, "20000-digit texts and factors");
 
     /* 10^6 nines after the point, by hand: 1 under RNE, 1 - 2^-11 under RTZ */
     n = 1000000;
@@ -549,6 +691,38 @@ static const struct {
     {&fpk_e4m3, "inf", FPK_RNE, false, 0x7f, IV},
     {&fpk_e4m3, "-inf", FPK_RNE, true, 0xfe, IV},
     {&fpk_e4m3, "nan", FPK_RNE, false, 0x7f, 0},
+    /* powers of two and their multiples: one rounding of the exact value */
+    {&fpk_fp16, "2^-24", FPK_RNE, false, 0x0001, 0},
+    {&fpk_fp16, "-2^-24", FPK_RNE, false, 0x8001, 0},
+    {&fpk_fp16, "2^-25", FPK_RNE, false, 0x0000, UF | IX},
+    {&fpk_fp16, "2^-25", FPK_RUP, false, 0x0001, UF | IX},
+    {&fpk_fp16, "1.5*2^-25", FPK_RNE, false, 0x0001, UF | IX},
+    {&fpk_fp16, "3*2^-10", FPK_RNE, false, 0x1a00, 0},
+    {&fpk_fp16, "2^15", FPK_RNE, false, 0x7800, 0},
+    {&fpk_fp16, "2^16", FPK_RNE, false, 0x7c00, OF | IX},
+    {&fpk_fp16, "2^16", FPK_RTZ, false, 0x7bff, OF | IX},
+    {&fpk_fp16, "65520*2^0", FPK_RNE, false, 0x7c00, OF | IX},
+    {&fpk_fp16, "1.000488281250000909*2^0", FPK_RNE, false, 0x3c01, IX},
+    {&fpk_fp16, "2.00097656250000001*2^-1", FPK_RNE, false, 0x3c01, IX}, /* just above the tie */
+    {&fpk_fp16, "2.0009765625*2^-1", FPK_RNE, false, 0x3c00, IX},        /* the tie, even */
+    {&fpk_fp16, "2^99999999999999999999", FPK_RNE, false, 0x7c00, OF | IX},
+    {&fpk_fp16, "-2^99999999999999999999", FPK_RTZ, false, 0xfbff, OF | IX},
+    {&fpk_fp16, "2^-99999999999999999999", FPK_RUP, false, 0x0001, UF | IX},
+    {&fpk_fp16, "-2^-99999999999999999999", FPK_RNE, false, 0x8000, UF | IX},
+    {&fpk_fp16, "0*2^99999999999999999999", FPK_RNE, false, 0x0000, 0},
+    {&fpk_fp16, "-0.0*2^5", FPK_RNE, false, 0x8000, 0},
+    {&fpk_fp32, "1.5*2^-3", FPK_RNE, false, 0x3e400000, 0},
+    {&fpk_fp32, ".5*2^1", FPK_RNE, false, 0x3f800000, 0},
+    {&fpk_fp32, "5.*2^+1", FPK_RNE, false, 0x41200000, 0},
+    {&fpk_fp32, "0.1*2^3", FPK_RNE, false, 0x3f4ccccd, IX},
+    {&fpk_fp32, "+2^-149", FPK_RNE, false, 0x00000001, 0},
+    {&fpk_fp32, "2^-150", FPK_RNA, false, 0x00000001, UF | IX},
+    {&fpk_fp64, "2^-1074", FPK_RNE, false, 0x1, 0},
+    {&fpk_fp64, "2^1023", FPK_RNE, false, 0x7fe0000000000000, 0},
+    {&fpk_fp64, "3*2^1023", FPK_RNE, false, 0x7ff0000000000000, OF | IX},
+    {&fpk_e4m3, "29*2^4", FPK_RNE, false, 0x7e, IX}, /* 464 */
+    {&fpk_e8m0, "2^-127", FPK_RNE, false, 0x00, 0},
+    {&fpk_e8m0, "2^127", FPK_RNE, false, 0xfe, 0},
 };
 
 START_TEST(hand_written)
@@ -570,7 +744,7 @@ START_TEST(hand_written)
         tu_check(&rep, hand[i].f, want, z, c.flags, what, hand[i].f->name,
                  tu_mode_name(hand[i].mode), hand[i].saturate ? " saturate" : "", hand[i].s);
         /* the reference agrees with the hand too */
-        ref_result ref = ref_parse(hand[i].f, hand[i].s, &c);
+        ref_result ref = ref_text(hand[i].f, hand[i].s, &c);
         tu_check(&rep, hand[i].f, want, ref.bits, ref.flags, "ref_parse: %s %s%s \"%s\"",
                  hand[i].f->name, tu_mode_name(hand[i].mode),
                  hand[i].saturate ? " saturate" : "", hand[i].s);
@@ -585,7 +759,8 @@ END_TEST
 static const char grammar[] =
     "^[+-]?(inf|infinity|nan"
     "|0x([0-9a-f]+\\.?[0-9a-f]*|\\.[0-9a-f]+)(p[+-]?[0-9]+)?"
-    "|([0-9]+\\.?[0-9]*|\\.[0-9]+)(e[+-]?[0-9]+)?)$";
+    "|([0-9]+\\.?[0-9]*|\\.[0-9]+)(e[+-]?[0-9]+)?"
+    "|(([0-9]+\\.?[0-9]*|\\.[0-9]+)\\*)?2\\^[+-]?[0-9]+)$";
 
 /* Whether fpk_parse rejects S the way it must: FPK_ESYNTAX, a message,
  * *z and the flags untouched. */
@@ -608,6 +783,12 @@ START_TEST(syntax_errors)
         "0x.p1", "0xp1", "0x.", "1,5", "1e5.0", "0x1p1.5", "0x-1", "- 1", "1e--5",
         "1ee5", "1.5f", "1_000", "0x1.8e+3", "1e5e5", "0xx1", "x1", "\xef\xbc\x91",
         "1\xc2\xa0", "0x1g", "1e0x5", "inf inf", "1d5", "1.0L", "\"1\"",
+        /* K*2^E */
+        "2^", "2^x", "2^+", "-2^-", "3*2^", "3*2^-", "3*", "3*2", "3*3^2", "3*22^1", "*2^3",
+        "2^^3", "2^3.5", "3*2^3.5", "2^3*2^4", "1e3*2^4", "0x1*2^3", "0x1p0*2^3", "3**2^3",
+        "3*2 ^3", "3 *2^3", "2 ^3", "inf*2^1", "nan*2^1", "2^1e3", "+-2^3", "2^0x10", ".*2^3",
+        "e*2^3", "-*2^3", "3*-2^3", "3*+2^3", "2^-+3", "^3", "2*^3", "3*2^3 ", "02^3", "2.^3",
+        "3*2^3x", "2^99999999999999999999x", "3*2e3", "10^3", "2**3",
     };
     tu_report rep;
     tu_report_init(&rep, "check_parse");
@@ -641,6 +822,13 @@ START_TEST(syntax_errors)
         {"0x", "missing digits at offset 2 in \"0x\""},
         {"--1", "unexpected character \"-\" at offset 1 in \"--1\""},
         {" 1", "unexpected character \" \" at offset 0 in \" 1\""},
+        {"2^", "missing exponent digits at offset 2 in \"2^\""},
+        {"2^x", "unexpected character \"x\" at offset 2 in \"2^x\""},
+        {"3*2^", "missing exponent digits at offset 4 in \"3*2^\""},
+        {"3*", "missing \"2^\" at offset 2 in \"3*\""},
+        {"3*2", "missing \"^\" at offset 3 in \"3*2\""},
+        {"3*3^2", "unexpected character \"3\" at offset 2 in \"3*3^2\""},
+        {"1e3*2^4", "unexpected character \"*\" at offset 3 in \"1e3*2^4\""},
         {"1\n", "unexpected character \"\\x0a\" at offset 1 in \"1\\x0a\""},
     };
     for (size_t i = 0; i < sizeof msgs / sizeof msgs[0]; i++) {
@@ -662,7 +850,7 @@ START_TEST(syntax_errors)
      * the regular expression matches, and then equal to ref_parse */
     tu_rng r;
     tu_rng_init(&r, tu_seed("check_parse") + 3);
-    static const char alphabet[] = "0123456789abcdefxXpPeE+-.infINFnaNty @\t";
+    static const char alphabet[] = "0123456789abcdefxXpPeE+-.infINFnaNty @\t*^2^";
     int count = tu_exhaustive() ? 2000000 : 100000;
     for (int i = 0; i < count; i++) {
         char s[16];
@@ -678,7 +866,7 @@ START_TEST(syntax_errors)
         }
         fpk_ctx ctx = tu_ctx(tu_modes[tu_rng_below(&r, TU_MODE_COUNT)],
                              &tu_variants[tu_rng_below(&r, TU_VARIANT_COUNT)]);
-        ref_result want = ref_parse(f, s, &ctx);
+        ref_result want = ref_text(f, s, &ctx);
         fpk_bits got = 0;
         if (fpk_parse(f, s, &got, &ctx, &err) != FPK_OK)
             tu_fail(&rep, "%s: \"%s\" rejected: %s", f->name, s, err.msg);

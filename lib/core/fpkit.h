@@ -237,10 +237,13 @@ typedef struct fpk_error {
 
 /* Parses S, a decimal ("1.1", "-3e-8", ".5", "5."), a hexadecimal float
  * ("0x1.8p-3", "-0X.8P1"; the binary exponent is optional: "0x10" is 16),
- * "inf", "infinity" or "nan" (case-insensitive, optional sign; nothing
- * before or after), and rounds it once into F under ctx's mode, with flags:
- * no double rounding, however many digits S has, however large its
- * exponent ("1e-99999999999" rounds as any value below half the smallest
+ * a power of two or a decimal multiple of one ("2^-24", "-2^-24",
+ * "3*2^-10", "1.5*2^-3": [+-]? (K '*')? '2^' [+-]? digits, K digits with an
+ * optional point and no exponent), "inf", "infinity" or "nan"
+ * (case-insensitive, optional sign; nothing before or after), and rounds it
+ * once into F under ctx's mode, with flags: no double rounding, however
+ * many digits S has, however large its exponent ("1e-99999999999" and
+ * "2^-99999999999999999999" round as any value below half the smallest
  * subnormal does).  Zero keeps its sign (FNUZ: +0; E8M0: the NaN with
  * invalid); "nan" gives the canonical NaN with no flag (in a
  * FPK_SPECIAL_NONE format, its .nan with invalid); "inf" is an infinity converted into F (as fpk_convert: NaN with
