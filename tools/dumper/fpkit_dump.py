@@ -10,7 +10,7 @@ model.named_modules()):
     weight/P    the parameter before the optimizer step
     update/P    the update the optimizer applied: weight after - weight before
     actgrad/L   the gradient with respect to L's output, as the backward pass
-                computed it (from a full backward hook on L)
+                computed it (from a full backward (pre-)hook on L)
 
 and in __metadata__ (strings, as safetensors requires): step, loss,
 loss_scale, fpkit_dump (the layout's version) and torch (its version).
@@ -281,7 +281,7 @@ class FpkitDumper:
     called more than once in a step gives L, L@1, L@2 ... in the order the
     gradients arrive (the reverse of the forward calls).  Tensors are copied
     to the CPU as they are recorded; nothing is kept between recorded steps.
-    The full backward hooks need the modules' outputs not to be modified in
+    The backward hooks need the modules' outputs not to be modified in
     place (use ReLU(inplace=False)).
 
     With STATS, a dict of device_stats()'s options (formats, scale, round,
@@ -331,8 +331,7 @@ class FpkitDumper:
             for name in names:
                 layer = name or "model"
                 self._layers[layer] = len(self._layers)
-                self._hooks.append(modules[name].register_full_backward_hook(
-                    self._make_hook(layer)))
+                self._hooks.append(self._hook(modules[name], layer))
 
     def records(self, step):
         """Whether step number STEP is recorded."""
@@ -345,8 +344,12 @@ class FpkitDumper:
         when steps are not numbered consecutively from first_step."""
         self._next_step = step
 
-    def _make_hook(self, layer):
-        def hook(module, grad_input, grad_output):
+    def _hook(self, module, layer):
+        """Hooks MODULE, recorded as LAYER, and returns the handle: a full
+        backward pre-hook, which is given the gradient of the output (torch
+        2.0 and later: a full backward hook warns at every step on a first
+        layer, whose input needs no gradient), else a full backward hook."""
+        def take(grad_output):
             if (not self.records(self._next_step) or not grad_output or grad_output[0] is None
                     or grad_output[0].dtype not in _ST_DTYPES):
                 return
@@ -356,7 +359,10 @@ class FpkitDumper:
             taken = sum(1 for c in self._captured if c[0] == layer)
             name = layer if taken == 0 else "%s@%d" % (layer, taken)
             self._captured.append((layer, name, self._take(grad_output[0])))
-        return hook
+        if hasattr(module, "register_full_backward_pre_hook"):
+            return module.register_full_backward_pre_hook(lambda m, grad_output: take(grad_output))
+        return module.register_full_backward_hook(lambda m, grad_input, grad_output:
+                                                  take(grad_output))
 
     def before_step(self, step, loss, loss_scale=None):
         """Call after backward and before optimizer.step().  If STEP is
