@@ -8,8 +8,11 @@
 # program that converts 1.5 to fp16 and must print 0x3e00, linked against the
 # shared library and then fully static; builds and runs README.md's library
 # example and compares its output with the README's; checks that the header
-# compiles as C++, that the man pages are installed and that the shared
-# library exports fpk_ names only.  Exits nonzero on the first failure.
+# compiles as C++, that the man pages are installed (and lint clean, where
+# mandoc is), that the shared library exports fpk_ names only, and that
+# pkg-config's pythondir is the folder of the installed fpkit_dump.py, which
+# fpkit-dumps(5) names (and, where a python3 imports torch, that the
+# installed dumper runs).  Exits nonzero on the first failure.
 set -euo pipefail
 
 if [ $# -ne 1 ] || [ ! -d "$1" ]; then
@@ -43,6 +46,40 @@ for f in "$libdir/libfpkit.a" "$libdir/libfpkit.so"; do
 done
 for page in man3/libfpkit.3 man7/fpkit-formats.7; do
     [ -n "$(find "$stage" -path "*/man/$page")" ] || fail "man page $page is not installed"
+done
+
+# The dumper: where fpkit.pc says, and where its man page says.  pkg-config
+# may or may not put the sysroot before a variable; the page names the
+# folder without it.
+pythondir=$(pkg-config --variable=pythondir fpkit)
+[ -n "$pythondir" ] || fail "fpkit.pc has no pythondir"
+pythondir=${pythondir#"$stage"}
+[ -f "$stage$pythondir/fpkit_dump.py" ] ||
+    fail "pkg-config's pythondir $pythondir does not hold fpkit_dump.py"
+dumps_page=$(find "$stage" -path '*/man/man5/fpkit-dumps.5' | head -n 1)
+[ -n "$dumps_page" ] || fail "man page man5/fpkit-dumps.5 is not installed"
+grep -qF "$pythondir/fpkit_dump.py" "$dumps_page" ||
+    fail "$dumps_page does not name $pythondir/fpkit_dump.py"
+if grep -n '@[a-z_]*@' "$dumps_page"; then
+    fail "$dumps_page holds a name left unsubstituted (above)"
+fi
+echo "install-check: fpkit_dump.py is in $pythondir, as fpkit.pc and fpkit-dumps(5) say"
+if command -v mandoc >/dev/null 2>&1; then
+    find "$stage" -path '*/man/man[1-8]/*' -type f -exec mandoc -Tlint -Wwarning {} + ||
+        fail "the installed man pages do not lint clean (above)"
+    echo "install-check: the installed man pages lint clean"
+fi
+for py in ${FPK_TORCH_PYTHON:-} python3 /usr/bin/python3; do
+    if "$py" -c 'import torch' >/dev/null 2>&1; then
+        demo=$(mktemp -d)
+        PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=$stage$pythondir "$py" -c 'import sys, fpkit_dump
+sys.exit(fpkit_dump.main(["--demo", sys.argv[1], "--steps", "1"]))' "$demo" >/dev/null ||
+            fail "the installed fpkit_dump.py, imported, does not run its demo"
+        [ -f "$demo/step-000000.safetensors" ] || fail "the installed dumper's demo wrote no dump"
+        rm -rf "$demo"
+        echo "install-check: the installed fpkit_dump.py runs (with $py)"
+        break
+    fi
 done
 
 leaked=$(nm -D --defined-only "$libdir/libfpkit.so" | awk '$2 ~ /^[TDBRVW]$/ && $3 !~ /^fpk_/ { print $3 }')

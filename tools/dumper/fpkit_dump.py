@@ -2,18 +2,21 @@
 """Record a PyTorch training run's gradients for fpkit (fpkit-dumps(5)).
 
 Every recorded step becomes one safetensors file, step-NNNNNN.safetensors,
-that fpgrad(1) reads directly.  It holds, for each parameter P (by its name
-in model.named_parameters()) and each leaf module L (by its name in
+that fpgrad(1) reads directly; under torch.distributed each rank writes its
+own, step-NNNNNN-rankRRRR-of-WWWW.safetensors, which fpgrad --shards reads as
+one dump.  A file holds, for each parameter P (by its name in
+model.named_parameters()) and each leaf module L (by its name in
 model.named_modules()):
 
     grad/P      the gradient held in P.grad when before_step() is called
     weight/P    the parameter before the optimizer step
     update/P    the update the optimizer applied: weight after - weight before
     actgrad/L   the gradient with respect to L's output, as the backward pass
-                computed it (from a full backward hook on L)
+                computed it (from a full backward (pre-)hook on L)
 
 and in __metadata__ (strings, as safetensors requires): step, loss,
-loss_scale, fpkit_dump (the layout's version) and torch (its version).
+loss_scale, fpkit_dump (the layout's version) and torch (its version);
+rank and world_size in a rank's file; grads_scaled with a GradScaler.
 
 Only the standard library and torch are needed: the files are written here,
 not by the safetensors package.  Each file is written to a temporary name in
@@ -29,6 +32,18 @@ never sees half a file, after a crash too.  Use:
         dumper.after_step()                 # computes the updates, writes
         optimizer.zero_grad()
     dumper.close()
+
+With a torch.amp.GradScaler, FpkitDumper(..., scaler=scaler) takes the
+loss scale from scaler.get_scale(); call before_step() after
+scaler.scale(loss).backward() and before scaler.step(optimizer), and the
+gradients are recorded as backward left them, times that scale.
+
+Under torch.distributed (initialized, more than one process), or given
+rank= and world_size=, each rank writes its own file.  The parameters are
+taken to be alike on every rank, as DistributedDataParallel keeps them, so
+rank 0 alone records grad/, weight/ and update/; every rank records the
+activation gradients of its part of the batch.  With replicated=False
+(FSDP, tensor parallelism) every rank records its own parameters too.
 
 Activation gradients arrive during backward, before before_step() is told
 the step number, so the dumper must know beforehand whether a step is
@@ -69,8 +84,8 @@ import warnings
 
 import torch
 
-__all__ = ["FpkitDumper", "write_safetensors", "device_stats", "load_cuda_library",
-           "LAYOUT_VERSION"]
+__all__ = ["FpkitDumper", "write_safetensors", "step_file_name", "device_stats",
+           "load_cuda_library", "LAYOUT_VERSION"]
 
 LAYOUT_VERSION = "1"
 """The value of __metadata__["fpkit_dump"]: the version of this layout."""
@@ -260,6 +275,47 @@ def _replace_file(path, write):
         os.close(dfd)
 
 
+def _rank_and_world(rank, world_size):
+    """(rank, world size) of this process: RANK and WORLD_SIZE when given
+    (both or neither), else those of torch.distributed's default group
+    where it is initialized, else (0, 1)."""
+    if rank is None and world_size is None:
+        dist = torch.distributed
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+        return 0, 1
+    if rank is None or world_size is None:
+        raise ValueError("give rank and world_size together, not rank=%r world_size=%r"
+                         % (rank, world_size))
+    if (not all(isinstance(v, int) and not isinstance(v, bool) for v in (rank, world_size))
+            or not 0 <= rank < world_size):
+        raise ValueError("rank must be an integer from 0 to world_size - 1, not rank=%r "
+                         "world_size=%r" % (rank, world_size))
+    return rank, world_size
+
+
+def step_file_name(step, rank=0, world_size=1, ext="safetensors"):
+    """The name of the file of step STEP: step-000100.safetensors, or with
+    more than one rank step-000100-rank0003-of-0008.safetensors, whose
+    index before -of- fpgrad --shards groups by (fpgrad(1)).  The numbers
+    take four digits at least, more when WORLD_SIZE needs them."""
+    if world_size == 1:
+        return "step-%06d.%s" % (step, ext)
+    width = max(4, len(str(world_size)))
+    return "step-%06d-rank%0*d-of-%0*d.%s" % (step, width, rank, width, world_size, ext)
+
+
+def _grads_scaled(scaler):
+    """Whether the gradients still carry SCALER's scale: it is enabled and
+    has not unscaled them (by unscale_() or step()) since its last
+    update().  GradScaler's per-optimizer stage is the only record of an
+    unscale_(); a scaler without one is taken to have left them scaled."""
+    if not scaler.is_enabled():
+        return False
+    states = getattr(scaler, "_per_optimizer_states", None) or {}
+    return not any(getattr(st.get("stage"), "name", "READY") != "READY" for st in states.values())
+
+
 class FpkitDumper:
     """Records parameter gradients, weights, applied updates and activation
     gradients of MODEL to one safetensors file per recorded step in OUTDIR.
@@ -281,7 +337,7 @@ class FpkitDumper:
     called more than once in a step gives L, L@1, L@2 ... in the order the
     gradients arrive (the reverse of the forward calls).  Tensors are copied
     to the CPU as they are recorded; nothing is kept between recorded steps.
-    The full backward hooks need the modules' outputs not to be modified in
+    The backward hooks need the modules' outputs not to be modified in
     place (use ReLU(inplace=False)).
 
     With STATS, a dict of device_stats()'s options (formats, scale, round,
@@ -289,12 +345,34 @@ class FpkitDumper:
     statistics are computed on their device as they are recorded (weights
     before the step and updates in after_step(), from a copy of the weights
     kept on the device) and each step goes to step-NNNNNN.jsonl.
+
+    SCALER, a torch.amp.GradScaler (or torch.cuda.amp's), gives each
+    recorded step's loss_scale: its get_scale() at before_step().  The
+    gradients are recorded as they are then, times that scale unless the
+    scaler has unscaled them already; metadata grads_scaled says which.
+
+    RANK and WORLD_SIZE (both or neither; by default torch.distributed's
+    when it is initialized, so create the dumper after
+    init_process_group()) make each rank write its own file,
+    step_file_name(step, rank, world_size), when WORLD_SIZE is above 1.
+    With REPLICATED (the default) the parameters are alike on every rank,
+    as under DistributedDataParallel, and rank 0 alone records grad/,
+    weight/ and update/; with REPLICATED False every rank records its own.
+    Every rank records the activation gradients of its part of the batch.
     """
 
     def __init__(self, model, outdir, every=1, steps=None, grads=True, weights=True,
-                 updates=True, activations=True, update_dtype=None, first_step=0, stats=None):
+                 updates=True, activations=True, update_dtype=None, first_step=0, stats=None,
+                 scaler=None, rank=None, world_size=None, replicated=True):
         if every < 1:
             raise ValueError("every must be at least 1, not %r" % every)
+        if scaler is not None and not all(callable(getattr(scaler, m, None))
+                                          for m in ("get_scale", "is_enabled")):
+            raise TypeError("scaler must be a GradScaler, not %r" % type(scaler).__name__)
+        self.rank, self.world_size = _rank_and_world(rank, world_size)
+        self.scaler = scaler
+        # whether this rank records the parameters' tensors
+        self._params = self.rank == 0 or not replicated
         self.model = model
         self.outdir = outdir
         self.every = every
@@ -331,8 +409,7 @@ class FpkitDumper:
             for name in names:
                 layer = name or "model"
                 self._layers[layer] = len(self._layers)
-                self._hooks.append(modules[name].register_full_backward_hook(
-                    self._make_hook(layer)))
+                self._hooks.append(self._hook(modules[name], layer))
 
     def records(self, step):
         """Whether step number STEP is recorded."""
@@ -345,8 +422,12 @@ class FpkitDumper:
         when steps are not numbered consecutively from first_step."""
         self._next_step = step
 
-    def _make_hook(self, layer):
-        def hook(module, grad_input, grad_output):
+    def _hook(self, module, layer):
+        """Hooks MODULE, recorded as LAYER, and returns the handle: a full
+        backward pre-hook, which is given the gradient of the output (torch
+        2.0 and later: a full backward hook warns at every step on a first
+        layer, whose input needs no gradient), else a full backward hook."""
+        def take(grad_output):
             if (not self.records(self._next_step) or not grad_output or grad_output[0] is None
                     or grad_output[0].dtype not in _ST_DTYPES):
                 return
@@ -356,16 +437,23 @@ class FpkitDumper:
             taken = sum(1 for c in self._captured if c[0] == layer)
             name = layer if taken == 0 else "%s@%d" % (layer, taken)
             self._captured.append((layer, name, self._take(grad_output[0])))
-        return hook
+        if hasattr(module, "register_full_backward_pre_hook"):
+            return module.register_full_backward_pre_hook(lambda m, grad_output: take(grad_output))
+        return module.register_full_backward_hook(lambda m, grad_input, grad_output:
+                                                  take(grad_output))
 
     def before_step(self, step, loss, loss_scale=None):
-        """Call after backward and before optimizer.step().  If STEP is
-        recorded, copies the gradients, the weights and the activation
-        gradients of this backward pass; LOSS (a number or a one-element
-        tensor) and LOSS_SCALE (the factor the loss was multiplied by before
-        backward, None for 1) go into the metadata.  The file is written by
-        after_step(), or at once when updates are not recorded.  Returns
-        whether STEP is recorded."""
+        """Call after backward and before optimizer.step() (scaler.step()).
+        If STEP is recorded, copies the gradients, the weights and the
+        activation gradients of this backward pass; LOSS (a number or a
+        one-element tensor) and LOSS_SCALE (the factor the loss was
+        multiplied by before backward: None for 1, or for the scaler's
+        scale) go into the metadata.  The file is written by after_step(),
+        or at once when updates are not recorded.  Returns whether STEP is
+        recorded."""
+        if loss_scale is not None and self.scaler is not None:
+            raise ValueError("before_step: loss_scale=%r given to a dumper with a scaler, "
+                             "whose get_scale() is the loss scale" % (loss_scale,))
         self._next_step = step + 1
         if self._pending is not None:
             warnings.warn("fpkit_dump: after_step() was not called for step %s; its updates "
@@ -381,22 +469,30 @@ class FpkitDumper:
                               "step %s; call begin_step(%s) before its forward pass"
                               % (step, self._captured_step, step))
             captured = []
+        if self.scaler is not None:
+            loss_scale = self.scaler.get_scale()
+        metadata = {
+            "step": str(step),
+            "loss": _number_text(loss.detach() if torch.is_tensor(loss) else loss),
+            "loss_scale": _number_text(1 if loss_scale is None else loss_scale),
+            "fpkit_dump": LAYOUT_VERSION,
+            "torch": torch.__version__,
+        }
+        if self.scaler is not None:
+            metadata["grads_scaled"] = "1" if _grads_scaled(self.scaler) else "0"
+        if self.world_size > 1:
+            metadata["rank"] = str(self.rank)
+            metadata["world_size"] = str(self.world_size)
         record = {
             "step": step,
-            "metadata": {
-                "step": str(step),
-                "loss": _number_text(loss.detach() if torch.is_tensor(loss) else loss),
-                "loss_scale": _number_text(1 if loss_scale is None else loss_scale),
-                "fpkit_dump": LAYOUT_VERSION,
-                "torch": torch.__version__,
-            },
+            "metadata": metadata,
             "grad": [],
             "weight": [],
             "before": [],
             "actgrad": [("actgrad/" + c[1], c[2]) for c in
                         sorted(captured, key=lambda c: self._layers[c[0]])],
         }
-        for name, p in self.model.named_parameters():
+        for name, p in self.model.named_parameters() if self._params else ():
             if p.dtype not in _ST_DTYPES:
                 continue
             if self.grads and p.grad is not None:
@@ -435,7 +531,8 @@ class FpkitDumper:
         tensors = record["grad"] + record["weight"] + updates + record["actgrad"]
         if self._stats is not None:
             return self._write_stats(record, tensors)
-        path = os.path.join(self.outdir, "step-%06d.safetensors" % record["step"])
+        path = os.path.join(self.outdir, step_file_name(record["step"], self.rank,
+                                                        self.world_size))
         write_safetensors(path, tensors, record["metadata"])
         return path
 
@@ -455,7 +552,8 @@ class FpkitDumper:
         return device_stats(t, **self._stats)
 
     def _write_stats(self, record, tensors):
-        """Writes step-NNNNNN.jsonl: a line per tensor; returns its path."""
+        """Writes the step's .jsonl file (step_file_name()): a line per tensor;
+        returns its path."""
         meta = record["metadata"]
         lines = []
         for name, t in tensors:
@@ -464,7 +562,8 @@ class FpkitDumper:
                     "loss_scale": meta["loss_scale"]}
             line.update(st)
             lines.append(json.dumps(line, separators=(",", ":")) + "\n")
-        path = os.path.join(self.outdir, "step-%06d.jsonl" % record["step"])
+        path = os.path.join(self.outdir, step_file_name(record["step"], self.rank,
+                                                        self.world_size, "jsonl"))
         data = "".join(lines).encode("utf-8")
         _replace_file(path, lambda f: f.write(data))
         return path
