@@ -552,12 +552,7 @@ int cli_parse_threads(const char *s)
 
 double cli_parse_positive(const char *opt, const char *s, const char *expected)
 {
-    if (s[0] == '2' && s[1] == '^') {
-        int k = (int)cli_parse_int(opt, s + 2, -1074, 1023);
-        return fpk_to_double(&fpk_fp64, k >= -1022 ? (fpk_bits)(k + 1023) << 52
-                                                   : (fpk_bits)1 << (k + 1074));
-    }
-    fpk_bits bits;
+    fpk_bits bits; /* (fpk_parse reads 2^K and M*2^K exactly) */
     fpk_error err;
     if (fpk_parse(&fpk_fp64, s, &bits, NULL, &err) != FPK_OK)
         cli_die(CLI_EXIT_USAGE, "option %s: %s; give %s", opt, err.msg,

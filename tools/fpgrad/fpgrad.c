@@ -144,7 +144,7 @@ typedef struct opts {
     grad_plot_opts plot_opts;
 } opts;
 
-/* S is "auto", "2^K", or a number read exactly as the nearest double. */
+/* S is "auto", or a number (2^K and M*2^K too) read as the nearest double. */
 static void parse_scale(opts *o, const char *s)
 {
     if (strcmp(s, "auto") == 0) {
@@ -153,10 +153,6 @@ static void parse_scale(opts *o, const char *s)
         return;
     }
     o->run.autoscale = false;
-    if (s[0] == '2' && s[1] == '^') {
-        o->run.scale = ldexp(1.0, (int)cli_parse_int("--scale 2^K", s + 2, -1074, 1023));
-        return;
-    }
     o->run.scale = cli_parse_positive("--scale", s, "a number, 2^K or auto");
 }
 
