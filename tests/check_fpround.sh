@@ -428,7 +428,8 @@ summary = re.sub(r"\n    ", " ", text.split("\nSummary over ", 1)[1].split("\n\n
 for f in d["formats"]:
     e = E(T, f)
     if e["underflow"]:
-        w = max(rows, key=lambda x: E(x, f)["underflow"] / nz(E(x, f)) if nz(E(x, f)) else 0)
+        w = max(rows, key=lambda x: (E(x, f)["underflow"] / nz(E(x, f)) if nz(E(x, f)) else 0,
+                                     E(x, f)["underflow"]))
         want = "%s: SQNR %.1f dB, but %s of the nonzero values flush to zero (worst: %s at step %d, %s)." % (
             f, e["sqnr_db"], pct(e["underflow"], nz(e)), w["name"], w["step"],
             pct(E(w, f)["underflow"], nz(E(w, f))))

@@ -522,7 +522,7 @@ for s in S:
     assert want in para.split("Underflow:")[1], want
 recs = [t for s in S for t in (s["tensors"] if fp8 else s["per_tensor"])]
 share = lambda t, k: t[k] / t["nonzero_finite"] if t["nonzero_finite"] else 0
-worst = max(recs, key=lambda t: share(t, "underflow"))
+worst = max(recs, key=lambda t: (share(t, "underflow"), t["underflow"]))
 m = re.search(r"Underflow: .*\(worst: (\S+) at step (\d+), (\S+)\)", para)
 assert m.groups() == (worst["name"], str(worst["step"]), pct(worst["underflow"], worst["nonzero_finite"])), m.groups()
 if fp8:

@@ -305,7 +305,7 @@ def pct(f):  # as the text writes a share
 summary = re.sub(r"\n    ", " ", text.split("\nSummary:", 1)[1].split("\n\n", 1)[0])
 for f in d["formats"]:
     F = T["formats"][f]
-    w = max(rows, key=lambda x: x["formats"][f]["lost_frac"] or 0)
+    w = max(rows, key=lambda x: (x["formats"][f]["lost_frac"] or 0, x["formats"][f]["lost"]))
     want = ("%s: round to nearest loses %s (worst: %s at step %d, %s); stochastic rounding %s "
             "(mean of %d seeds), Kahan-compensated weights %s, FP32 master weights %s." % (
                 f, pct(F["lost_frac"]), w["name"], w["step"], pct(w["formats"][f]["lost_frac"]),

@@ -81,8 +81,8 @@ void fr_heading(const fr_run *run, FILE *out)
 }
 
 /* " (worst: NAME at step S, P)": the row whose share of COUNT of its
- * nonzero finite elements in series (J, M) is largest; nothing if none
- * has any. */
+ * nonzero finite elements in series (J, M) is largest (of equal shares,
+ * the largest count); nothing if none has any. */
 static void worst_share(summary_line *l, const fr_run *run, int j, int m,
                         uint64_t (*count)(const fr_err *))
 {
@@ -91,7 +91,7 @@ static void worst_share(summary_line *l, const fr_run *run, int j, int m,
     for (size_t i = 0; i < run->nrows; i++) {
         const fr_err *e = &run->rows[i].err[j][m];
         double f = nonzero(e) ? (double)count(e) / (double)nonzero(e) : 0;
-        if (f > best)
+        if (f > best || (w && f == best && count(e) > count(&w->err[j][m])))
             best = f, w = &run->rows[i];
     }
     if (!w)

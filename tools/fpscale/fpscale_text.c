@@ -124,8 +124,8 @@ static double saturated_at(const scale_run *run, size_t i, char *buf)
 }
 
 /* The tensor at a step whose count of COUNT (over its nonzero finite
- * elements when SHARE) is largest, as " (worst: NAME at step S, X)";
- * nothing when every count is 0. */
+ * elements when SHARE; of equal shares, the larger count) is largest, as
+ * " (worst: NAME at step S, X)"; nothing when every count is 0. */
 static void worst_of(summary_line *t, const scale_run *run, uint64_t (*count)(const scale_entry *),
                      bool share)
 {
@@ -137,7 +137,7 @@ static void worst_of(summary_line *t, const scale_run *run, uint64_t (*count)(co
             const scale_entry *e = &run->steps[i].t[j];
             uint64_t k = count(e);
             double v = share ? (e->c.nonzero ? (double)k / (double)e->c.nonzero : 0) : (double)k;
-            if (v > best)
+            if (v > best || (w && v == best && k > count(w)))
                 best = v, w = e, wi = i;
         }
     if (!w)

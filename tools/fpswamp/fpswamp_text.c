@@ -56,15 +56,17 @@ static void header(const sw_run *run, const summary_steps *st, FILE *out)
     free(l.s);
 }
 
-/* The worst row for format J: the largest share lost under RNE. */
+/* The worst row for format J: the largest share lost under RNE, of equal
+ * shares the most updates lost. */
 static const sw_row *worst_row(const sw_run *run, int j)
 {
     const sw_row *w = NULL;
     double best = 0;
     for (size_t i = 0; i < run->nrows; i++) {
-        double f = sw_lost_frac(&run->rows[i], &run->rows[i].fmt[j].rne);
-        if (f > best)
-            best = f, w = &run->rows[i];
+        const sw_row *r = &run->rows[i];
+        double f = sw_lost_frac(r, &r->fmt[j].rne);
+        if (f > best || (w && f == best && r->fmt[j].rne.lost > w->fmt[j].rne.lost))
+            best = f, w = r;
     }
     return w;
 }
