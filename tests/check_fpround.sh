@@ -7,8 +7,10 @@
 # lose nothing and rounded products do, the rounding error of 0.1 in fp16
 # and e4m3 (worked out by hand with exact fractions), the SQNR of a uniform
 # tensor in bf16 (against an independent bf16 rounding and the uniform
-# model), the JSON, the error cases, the plot, and every example of the man
-# page run on the bundled sample dump.
+# model), the JSON, the text (its summary agrees with the JSON, --top and
+# --all, 100 columns, singulars), the error cases, the plots (every series
+# visible), and every example of the man page run on the bundled sample
+# dump.
 #
 # make check runs it from the build directory with srcdir set; FPROUND names
 # another binary.  Parts that need gnuplot are reported as skipped when it
@@ -145,14 +147,23 @@ check ones15 'd["tool"] == "fpround" and d["kind"] == "sum" and d["round"] == ["
     and M(t["ones15.npy"], "fp16", "pairwise", "rne") == {"result": 32768, "error": 0, "rel_error": 0}
     and M(t["ones15.npy"], "fp16", "kahan", "rne")["result"] == 32768
     and list(t["ones15.npy"]["formats"]["fp16"]["methods"]) == ["sequential", "pairwise", "kahan"]'
-good ones15-text --sum --formats fp16 --round rne "$tmp/ones15.npy"
+good ones15-text --sum --all --formats fp16 --round rne "$tmp/ones15.npy"
 has ones15-text '^ +fp16 +sequential +rne +2048 +-9\.375e-01 +- +2048 +30720$' \
     '^ +fp16 +pairwise +rne +32768 +\+0\.000e\+00 '
 
 # A NaN sum reads "nan" everywhere in the text, whatever its sign bit.
-good nan-text --sum --formats fp16 --round rne "$tmp/nan.npy"
+good nan-text --sum --all --formats fp16 --round rne "$tmp/nan.npy"
 has nan-text '^nan\.npy \[5\] .*; exact nan$' '^ +fp16 +exact +nan$' '^ +fp16 +sequential +rne +nan '
 if grep -q -- '-nan' "$tmp/nan-text.out"; then bad "nan-text: -nan printed"; else ok; fi
+# No line of a table ends in blanks (an empty last cell once padded one).
+if grep -q ' $' "$tmp/nan-text.out" "$tmp/ones15-text.out"; then bad "trailing blanks"; else ok; fi
+# Singulars: 1 tensor, 1 file, 1 zero; the summary says what the sums did.
+good nan-default --formats fp16 --round rne "$tmp/nan.npy"
+has nan-default '^fpround: 1 tensor in 1 file, 5 elements \(1 zero, 3 non-finite\); round rne$' \
+    '^Summary over the 1 nonzero finite element:$' '^  fp16: every element is exact\.$' \
+    '^The one tensor, by the share flushed to zero or overflowing:$'
+has ones15-text '^  fp16: rne sequential 9\.4e-01, pairwise 0\.0e\+00, kahan 0\.0e\+00 \(worst: sequential' \
+    'Most accurate: pairwise\.$'
 
 # 2^20 ones in fp16: sequential still stagnates at 2048; pairwise overflows
 # (32768 + 32768 = 65536 >= 65520 rounds to inf under RNE).
@@ -212,8 +223,8 @@ good kinds --json - --dot a b --formats fp16 --round rne "$tmp/kinds.safetensors
 check kinds '[t["a"][k] for k in ("count", "zeros", "nonfinite")] == [5, 3, 1]
     and [T[k] for k in ("count", "zeros", "nonfinite")] == [5, 3, 1]'
 # A name's control characters are escaped in the text.
-good odd --formats fp16 --round rne "$tmp/odd.safetensors"
-if grep -q '^line\\nbreak ' "$tmp/odd.out" && ! grep -q '^break' "$tmp/odd.out"; then ok; else bad "odd: the name broke its line"; fi
+good odd --all --formats fp16 --round rne "$tmp/odd.safetensors"
+if grep -q '^  line\\nbreak ' "$tmp/odd.out" && ! grep -q '^break' "$tmp/odd.out"; then ok; else bad "odd: the name broke its line"; fi
 good tiny --json - --formats fp16 --round rup "$tmp/tiny.npy"
 check tiny 'list(E(T, "fp16", "rup")) == ["measured", "overflow", "underflow", "exact",
         "mean_rel_error", "rms_rel_error", "max_rel_error", "bias", "max_ulp_error", "sqnr_db",
@@ -237,8 +248,11 @@ check tenth 'E(T, "fp16", "rne")["measured"] == 11 and T["zeros"] == 1
     and sum(E(T, "fp16", "rne")["ulp_hist"]) == 11
     and list(E(T, "fp16", "rne")) == ["measured", "overflow", "underflow", "exact", "mean_rel_error",
         "rms_rel_error", "max_rel_error", "bias", "max_ulp_error", "sqnr_db", "ulp_hist"]
-    and list(d) == ["tool", "version", "kind", "formats", "round", "seed", "seeds", "tensors", "total"]
-    and list(d["tensors"][0]) == ["name", "file", "dtype", "shape", "count", "zeros", "nonfinite", "formats"]'
+    and list(d) == ["tool", "version", "kind", "formats", "round", "seed", "seeds", "tensors", "by_step",
+        "total"]
+    and list(d["tensors"][0]) == ["name", "file", "step", "dtype", "shape", "count", "zeros", "nonfinite",
+        "formats"]
+    and d["tensors"][0]["step"] is None and d["by_step"] == []'
 
 # Uniform [1, 2) in bf16: the SQNR of an independent rounding, and the
 # uniform-error model within 0.3 dB; RNE's bias is near 0, RTZ's about
@@ -342,6 +356,17 @@ if [ "$have_gnuplot" = yes ]; then
     if [ "$(png_size "$tmp/plots/h.png")" = 640x400 ]; then ok; else bad "plot: h.png not 640x400"; fi
     good plot-sum --quiet --sum --seeds 2 --plot "$tmp/plots/s.png" "$tmp/ones12.npy"
     if [ "$(png_size "$tmp/plots/s.png")" = 1000x600 ]; then ok; else bad "plot-sum: not 1000x600"; fi
+    # Every series visible: the running sums over their error on a log
+    # scale (a sum far off the others, as e5m2's, stays in view), the
+    # histogram a panel per format.
+    good plot-sum-svg --quiet --sum --seeds 2 --plot "$tmp/plots/s.svg" "$tmp/ones12.npy"
+    good plot-hist-svg --quiet --round rne,sr --formats fp16,e5m2 --plot "$tmp/plots/h.svg" "$tmp/uniform.npy"
+    if grep -q '|value - exact|' "$tmp/plots/s.svg" && grep -q '>e5m2 sr<' "$tmp/plots/s.svg" &&
+        grep -q '>e5m2<' "$tmp/plots/h.svg" && grep -q '>fp16<' "$tmp/plots/h.svg"; then
+        ok
+    else
+        bad "plots: no error panel, or no panel per format"
+    fi
     good plot-dot --quiet --dot a b --seeds 2 --plot "$tmp/plots/d.svg" "$tmp/dot.safetensors"
     if grep -q '<svg' "$tmp/plots/d.svg"; then ok; else bad "plot-dot: no <svg>"; fi
     FPKIT_GNUPLOT=false
@@ -349,10 +374,107 @@ if [ "$have_gnuplot" = yes ]; then
     error plotfail 3 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/tenth.npy"
     unset FPKIT_GNUPLOT
     left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
-    if [ "$left" = "./d.svg ./h.png ./s.png " ]; then ok; else bad "plots: files left behind: $left"; fi
+    if [ "$left" = "./d.svg ./h.png ./h.svg ./s.png ./s.svg " ]; then ok; else bad "plots: files left behind: $left"; fi
 else
     skipped "plots (no gnuplot)"
 fi
+
+# The sample: each tensor's step, and the steps' records the sums of
+# their tensors' (the SQNR from the same sums).
+good sample-json --json - "$srcdir/tests/data/sample"
+check sample-json '[x["step"] for x in d["tensors"]] == [0] * 32 + [50] * 32 + [300] * 32 + [919] * 32
+    and [b["step"] for b in d["by_step"]] == [0, 50, 300, 919] and [b["tensors"] for b in d["by_step"]] == [32] * 4
+    and all(b[k] == sum(x[k] for x in d["tensors"] if x["step"] == b["step"])
+            for b in d["by_step"] for k in ("count", "zeros", "nonfinite"))
+    and all(E(b, f, "rne")[k] == sum(E(x, f, "rne")[k] for x in d["tensors"] if x["step"] == b["step"])
+            for b in d["by_step"] for f in d["formats"] for k in ("measured", "underflow", "overflow", "exact"))
+    and all(sum(E(b, f, "rne")[k] for b in d["by_step"]) == E(T, f, "rne")[k]
+            for f in d["formats"] for k in ("measured", "underflow"))'
+
+# The text on the sample: no line wider than 100 columns, with or without
+# --all, with many formats and modes, for sums and dot products.
+for args in "" "--all" "--round rne,rtz,rup,sr --formats fp16,bf16,e4m3,e5m2,tf32,e3m2 --all" \
+    "--sum --match ^grad/ --seeds 2 --all" "--dot grad/fc1.weight weight/fc1.weight --seeds 2 --all"; do
+    name=wide$(printf '%s' "$args" | tr -c 'a-z0-9' '_')
+    # shellcheck disable=SC2086 # a list of options
+    good "$name" $args "$srcdir/tests/data/sample"
+    wide=$(awk 'length($0) > 100' "$tmp/$name.out" | head -n 2)
+    if [ -z "$wide" ]; then ok; else bad "$name: lines over 100 columns: $wide"; fi
+done
+# --top N rows, none with --top 0; every tensor and series with --all.
+good top3 --top 3 "$srcdir/tests/data/sample"
+good top0 --top 0 "$srcdir/tests/data/sample"
+rows() { # rows NAME RE: the rows of the table under the line matching RE
+    awk -v h="$2" 'f && /^$/ {f=0} f && /^  [^ ]/ && !/^  (tensor|step) / {n++} $0 ~ h {f=1} END {print n + 0}' "$tmp/$1.out"
+}
+if [ "$(rows top3 '^Worst 3 of 128 tensors')" = 3 ] && ! grep -q '^Worst\|^All ' "$tmp/top0.out" &&
+    [ "$(rows wide__all '^Every tensor')" = $((129 * 4)) ] && ! grep -q '^Every' "$tmp/top3.out"; then
+    ok
+else
+    bad "--top 3, --top 0 or --all: wrong rows"
+fi
+# The summary's numbers, the worst tensors and the steps are the JSON's.
+good agree "$srcdir/tests/data/sample"
+if python3 - "$tmp/agree.out" "$tmp/sample-json.out" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+rows, T = d["tensors"], d["total"]
+E = lambda x, f: x["formats"][f]["rne"]
+nz = lambda e: e["measured"] + e["overflow"]
+def pct(n, dd):  # as the text writes a share
+    return "0" if n == 0 else "100%" if n == dd else "%.2f%%" % (100 * n / dd)
+summary = re.sub(r"\n    ", " ", text.split("\nSummary over ", 1)[1].split("\n\n", 1)[0])
+for f in d["formats"]:
+    e = E(T, f)
+    if e["underflow"]:
+        w = max(rows, key=lambda x: (E(x, f)["underflow"] / nz(E(x, f)) if nz(E(x, f)) else 0,
+                                     E(x, f)["underflow"]))
+        want = "%s: SQNR %.1f dB, but %s of the nonzero values flush to zero (worst: %s at step %d, %s)." % (
+            f, e["sqnr_db"], pct(e["underflow"], nz(e)), w["name"], w["step"],
+            pct(E(w, f)["underflow"], nz(E(w, f))))
+    else:
+        want = "%s: mean relative error %.1e, SQNR %.1f dB; nothing flushes" % (
+            f, e["mean_rel_error"], e["sqnr_db"])
+    assert want in summary, (want, summary)
+def key(x):
+    lost = [(E(x, f)["underflow"] + E(x, f)["overflow"]) / nz(E(x, f)) for f in d["formats"]]
+    db = [E(x, f)["sqnr_db"] for f in d["formats"]]
+    return (sum(lost) / len(lost), -sum(db) / len(db))
+ranked = sorted(rows, key=key, reverse=True)[:10]
+table = text.split("\nWorst ", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+got = [l.split() for l in table]
+assert [(g[0], int(g[1])) for g in got] == [(x["name"], x["step"]) for x in ranked], got
+for g, x in zip(got, ranked):
+    assert g[2:] == [c for f in d["formats"] for c in ("%.1f" % E(x, f)["sqnr_db"],
+                     pct(E(x, f)["underflow"], nz(E(x, f))).rstrip("%"))], g
+table = text.split("\nBy step, ", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+assert [int(l.split()[0]) for l in table] == [b["step"] for b in d["by_step"]]
+for l, b in zip(table, d["by_step"]):
+    assert l.split()[1:] == [c for f in d["formats"] for c in ("%.1f" % E(b, f)["sqnr_db"],
+                             pct(E(b, f)["underflow"], nz(E(b, f))).rstrip("%"))], l
+EOF
+then ok; else bad "agree: the summary and the JSON disagree"; fi
+good agree-sum --sum --match '^grad/fc' --seeds 3 "$srcdir/tests/data/sample"
+good agree-sum-json --json - --sum --match '^grad/fc' --seeds 3 "$srcdir/tests/data/sample"
+if python3 - "$tmp/agree-sum.out" "$tmp/agree-sum-json.out" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+summary = re.sub(r"\n    ", " ", text.split("\nSummary: ", 1)[1].split("\n\n", 1)[0])
+for f in d["formats"]:
+    tf = d["total"]["formats"][f]
+    parts = ["%s %.1e" % (meth, tf[meth][m]["max_abs_rel_error"]) for m in d["round"] for meth in tf]
+    line = [l for l in summary.split("\n") if l.startswith("  %s:" % f)][0]
+    for p in parts:
+        assert p in line, (p, line)
+# by step: the largest sequential (rne) error over the step's tensors
+table = text.split("\nBy step, ", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+for l, b in zip(table, d["by_step"]):
+    assert l.split() == [str(b["step"])] + ["%.2e" % b["formats"][f]["sequential"]["rne"]["max_abs_rel_error"]
+                                            for f in d["formats"]], l
+EOF
+then ok; else bad "agree-sum: the summary and the JSON disagree"; fi
 
 # --threads: the same JSON with 1, 2 and 3 threads, SR included (each
 # element's counter is its index, whatever thread rounds it).

@@ -3,9 +3,11 @@
 # overflow fp16 at known steps give a skip pattern and scale trajectory
 # written out by hand (GradScaler's rules, growth every 3 steps), FP8
 # delayed scaling on a crafted amax history gives hand-computed scales,
-# saturation and underflow; step order from metadata and from file names;
-# the JSON; the error cases; the plot; and the man page's examples on the
-# bundled sample, whose printed output must reproduce.
+# saturation and underflow, with exact and power-of-two scales; step order
+# from metadata and from file names; the JSON; the text (its summary agrees
+# with the JSON, --top and --all, 100 columns); the error cases; the plot;
+# and the man page's examples on the bundled sample, whose printed output
+# must reproduce.
 #
 # make check runs it from the build directory with srcdir set; FPSCALE
 # names another binary.  Parts that need gnuplot or mandoc are reported as
@@ -92,6 +94,10 @@ for step in range(1, 7):
     safetensors(os.path.join(out, "fp8", "step-%d.safetensors" % step), t, {"step": str(step)})
 
 # Growth capped by float32: 2^127 * 2 is inf, so the scale stays.
+# One step, one tensor, one element overflowing: the text's singulars.
+os.mkdir(os.path.join(out, "one"))
+safetensors(os.path.join(out, "one", "s.safetensors"), [("grad/a", grads(3)[0][:1])], {"step": "3"})
+
 os.mkdir(os.path.join(out, "cap"))
 for step in range(1, 4):
     safetensors(os.path.join(out, "cap", "c%d.safetensors" % step), [("grad/a", [p2(-120)])])
@@ -166,7 +172,14 @@ check meta 'd["tool"] == "fpscale" and d["mode"] == "loss" and d["format"] == "f
     and list(d) == ["tool", "version", "mode", "format", "match", "grads_scaled", "params", "steps", "total"]
     and list(S[0]) == ["step", "file", "step_from", "scale", "scale_log2", "skipped", "tensors", "count",
         "nonzero_finite", "nonfinite", "overflow", "underflow", "overflow_frac", "underflow_frac",
-        "growth_tracker", "next_scale"]
+        "growth_tracker", "next_scale", "per_tensor"]
+    and [[t["name"] for t in s["per_tensor"]] for s in S] == [["grad/a", "grad/b"]] * 14
+    and all(t["step"] == s["step"] for s in S for t in s["per_tensor"])
+    and list(S[2]["per_tensor"][0]) == ["name", "step", "count", "nonzero_finite", "nonfinite",
+        "overflow", "underflow", "overflow_frac", "underflow_frac"]
+    and [t["overflow"] for t in S[2]["per_tensor"]] == [1, 0]
+    and all(sum(t[k] for t in s["per_tensor"]) == s[k] for s in S
+            for k in ("count", "nonzero_finite", "nonfinite", "overflow", "underflow"))
     and col("step_from") == ["metadata"] * 14 and col("tensors") == [2] * 14
     and S[0]["file"].endswith("dump-14.safetensors") and S[2]["overflow_frac"] == 0.25
     and d["total"]["nonzero_finite"] == 56 and d["total"]["overflow"] == 3'
@@ -206,15 +219,46 @@ check backoff 'col("scale")[:4] == [65536, 65536, 65536, 19660.80078125]'
 good bf16 --json - --format bf16 --growth-interval 5 "$tmp/meta"
 check bf16 'not any(col("skipped")) and col("scale_log2") == [16] * 5 + [17] * 5 + [18] * 4'
 
-# The table.
+# The text: the summary (the scale where it changes; the underflow, over
+# more than six steps, at its ends and extremes: 1 of 4 nonzero elements,
+# 2 of 4 at 2^15), the worst tensors at a step, the steps.
 good text --growth-interval 3 "$tmp/meta"
-has text '^fpscale: 14 steps, 2 tensors a step matching \^grad/$' \
+has text '^fpscale: 14 steps \(1 to 14\), 2 tensors a step matching \^grad/$' \
     '^loss scaling in fp16: init 2\^16, growth 2 every 3 clean steps, backoff 0\.5$' \
+    '^  Scale: 2\^16 at step 1, 2\^15 at 4, 2\^16 at 7, 2\^15 at 8, 2\^16 at 11, 2\^17 at 14; then' \
+    '^    clean steps toward growth\.$' \
+    '^  Skipped: 2 of 14 steps \(3, 7\), where 3 elements overflowed fp16 \(worst: grad/a at step 7,' \
+    '^  Underflow: 35\.71% of the nonzero gradients round to zero in fp16 at these scales: 25\.00% at step' \
+    '^    1, 25\.00% at the last \(14\); lowest 25\.00% at step 1, highest 50\.00% at step 4 \(worst: grad/b at$' \
     '^ +step +scale +skipped +overflow +under % +nonzero +file$' \
     '^ +3 +2\^16 +yes +1 +25\.00 +4  dump-12\.safetensors$' \
     '^ +7 +2\^16 +yes +2 +25\.00 +4  dump-08\.safetensors$' \
     '^ +14 +2\^17 +no +0 +25\.00 +4  dump-01\.safetensors$' \
-    '^2 of 14 steps skipped; then scale 2\^17, 1 clean step toward growth$'
+    '^Worst 10 of 28 tensors at a step, by the share underflowing or overflowing'
+# Singular counts: one step, one tensor, one element; never "1 steps".
+good one "$tmp/one"
+has one '^fpscale: 1 step \(3\), 1 tensor a step matching' \
+    '^  Skipped: 1 of 1 step \(3\), where 1 element overflowed fp16 \(worst: grad/a at step 3, 1 element\)\.$' \
+    '^The one tensor at a step, by the share'
+if grep -Eq '(^|[^0-9.])1 (steps|tensors|elements|clean steps)' "$tmp/one.out"; then
+    bad "one: a plural after 1: $(grep -E '(^|[^0-9.])1 (steps|tensors|elements)' "$tmp/one.out")"
+else
+    ok
+fi
+# --top: the worst tensors at a step, N of them, or none; --all: every one.
+good top2 --top 2 --growth-interval 3 "$tmp/meta"
+good top0 --top 0 --growth-interval 3 "$tmp/meta"
+good all --all --growth-interval 3 "$tmp/meta"
+# rows NAME RE: the rows of the table under the line matching RE
+rows() {
+    awk -v h="$2" 'f && /^$/ {f=0} f && /^  [^ ]/ && !/^  tensor / {n++} $0 ~ h {f=1} END {print n + 0}' "$tmp/$1.out"
+}
+if [ "$(rows top2 '^Worst 2 of 28 tensors')" = 2 ] && ! grep -q '^Worst\|^All ' "$tmp/top0.out" &&
+    [ "$(rows all '^Every tensor at every step')" = 28 ] && ! grep -q '^Every' "$tmp/text.out"; then
+    ok
+else
+    bad "--top 2, --top 0 or --all: wrong rows"
+fi
 
 # FP8, history 2, by hand (scale = 448 / max of the two amaxes before):
 # w: 1 (empty), 448/1, 448/4, 448/max(4,8), 448/max(8,0.5), 448/max(0.5,0.25).
@@ -240,13 +284,14 @@ fp8='tcol("grad/w", "scale") == [1, 448, 112, 56, 56, 896]
 good fp8 --json - --fp8 --history 2 "$tmp/fp8"
 check fp8 "$fp8"
 check fp8 'd["mode"] == "fp8" and d["format"] == "e4m3"
-    and d["params"] == {"fp8_max": 448, "history": 2, "margin": 0}
+    and d["params"] == {"fp8_max": 448, "history": 2, "margin": 0, "fp8_scale": "exact"}
     and list(S[0]) == ["step", "file", "step_from", "count", "nonzero_finite", "nonfinite",
         "saturated", "underflow", "saturated_frac", "underflow_frac", "tensors"]
-    and list(S[0]["tensors"][0]) == ["name", "scale", "scale_log2", "history", "history_amax", "amax",
+    and list(S[0]["tensors"][0]) == ["name", "step", "scale", "scale_log2", "history", "history_amax", "amax",
         "count", "nonzero_finite", "nonfinite", "saturated", "underflow", "saturated_frac", "underflow_frac"]
     and col("saturated") == [0, 2, 1, 1, 0, 0] and S[1]["saturated_frac"] == 2 / 4
     and tcol("grad/w", "scale_log2") == [0, None, None, None, None, None]
+    and all(t["step"] == s for n in T for s, t in T[n])
     and d["total"]["saturated"] == 4'
 # The default history (1024) keeps 8 in w's history.
 good fp8-long --json - --fp8 "$tmp/fp8"
@@ -255,6 +300,29 @@ check fp8-long 'tcol("grad/w", "scale") == [1, 448, 112, 56, 56, 56]
 good fp8-margin --json - --fp8 --history 2 --margin 1 "$tmp/fp8"
 check fp8-margin 'tcol("grad/w", "scale") == [1, 224, 56, 28, 28, 448]
     and tcol("grad/w", "saturated") == [0, 1, 0, 0, 0, 0]'
+# Power-of-two scales, 2^k for the largest k with amax * 2^k <= 448: w
+# 448/4 = 112 gives 2^6, 448/8 = 56 gives 2^5, 448/0.5 = 896 gives 2^9;
+# saturated at step 2 (4 and 2 times 2^8), step 3 (8 * 2^6 = 512; 4 * 2^6
+# = 256 stays); z 448 gives 2^8, 224 gives 2^7; v 3584 gives 2^11.
+good fp8-pow2 --json - --fp8 --fp8-scale pow2 --history 2 "$tmp/fp8"
+check fp8-pow2 'd["params"]["fp8_scale"] == "pow2"
+    and tcol("grad/w", "scale") == [1, 256, 64, 32, 32, 512]
+    and tcol("grad/w", "scale_log2") == [0, 8, 6, 5, 5, 9]
+    and tcol("grad/w", "saturated") == [0, 2, 1, 0, 0, 0]
+    and tcol("grad/w", "underflow") == [1] * 6
+    and tcol("grad/z", "scale") == [1, 1, 256, 256, 256, 128]
+    and tcol("grad/v", "scale") == [1, 2048, 2048, 2048]'
+good fp8-pow2-margin --json - --fp8 --fp8-scale pow2 --history 2 --margin 1 "$tmp/fp8"
+check fp8-pow2-margin 'tcol("grad/w", "scale") == [1, 128, 32, 16, 16, 256]'
+good fp8-exact --json - --fp8 --fp8-scale exact --history 2 "$tmp/fp8"
+if cmp -s "$tmp/fp8.out" "$tmp/fp8-exact.out"; then ok; else bad "--fp8-scale exact is not the default"; fi
+# The largest margins: 448 / 1 / 2^63 and 2^64, positive float32 scales
+# (2^63 once came out negative, and 2^64 as 1).
+good fp8-m63 --json - --fp8 --history 2 --margin 63 "$tmp/fp8"
+check fp8-m63 'tcol("grad/w", "scale")[:3] == [1, 448 * 2.0 ** -63, 112 * 2.0 ** -63]'
+good fp8-m64 --json - --fp8 --history 2 --margin 64 "$tmp/fp8"
+check fp8-m64 'tcol("grad/w", "scale")[:3] == [1, 448 * 2.0 ** -64, 112 * 2.0 ** -64]'
+
 # e5m2: max 57344; 4 * 57344 and 2 * 57344 exceed 61440 and saturate.
 good fp8-e5m2 --json - --fp8 --fp8-format e5m2 --history 2 "$tmp/fp8"
 check fp8-e5m2 'd["params"]["fp8_max"] == 57344
@@ -265,11 +333,14 @@ good fp8-npy --json - --fp8 --history 2 --match . "$tmp/names"
 check fp8-npy 'list(T) == ["g-*.npy"] and len(T["g-*.npy"]) == 14
     and tcol("g-*.npy", "history") == [0, 1] + [2] * 12 and tcol("g-*.npy", "scale")[0] == 1
     and all(s != 1 for s in tcol("g-*.npy", "scale")[1:])'
-good fp8-text --fp8 --history 2 --match '^grad/w$' "$tmp/fp8"
-has fp8-text '^FP8 delayed scaling in e4m3 \(max 448\): history 2, margin 0$' \
-    '^ +2 +448 +1 +4 +66\.67 +33\.33  grad/w$' \
-    '^ +6 +896 +0\.5 +0\.25 +0 +50\.00  grad/w$' \
-    '^all steps: of 16 nonzero finite elements, 3 saturated \(18\.75%\), 6 underflowed \(37\.50%\)$'
+good fp8-text --fp8 --history 2 --match '^grad/w$' --all "$tmp/fp8"
+has fp8-text '^FP8 delayed scaling in e4m3 \(max 448\): history 2, margin 0, exact scales$' \
+    '^  Saturated: 18\.75% of the nonzero elements \(3 of 16\): 0 at step 1, 66\.67% at 2' \
+    '^  Underflow: 37\.50% of the nonzero elements \(6 of 16\) round to zero in e4m3: 33\.33% at' \
+    '^  grad/w +2 +448 +1 +4 +66\.67 +33\.33 +3$' \
+    '^  grad/w +6 +896 +0\.5 +0\.25 +0 +50\.00 +2$' \
+    '^ +step +tensors +min scale +max scale +satur % +under % +nonzero$' \
+    '^ +6 +1 +896 +896 +0 +50\.00 +2$'
 # e8m0's max, 2^127, exactly; its scales are wider than fp8's.
 good fp8-e8m0 --fp8 --fp8-format e8m0 --match . "$tmp/names"
 has fp8-e8m0 '^FP8 delayed scaling in e8m0 \(max 1\.70141183460469231731687303715884105728e\+38\)'
@@ -277,7 +348,7 @@ has fp8-e8m0 '^FP8 delayed scaling in e8m0 \(max 1\.7014118346046923173168730371
 # Files, --quiet.
 good files --json "$tmp/o.json" "$tmp/meta"
 if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/o.json" &&
-    grep -q 'steps skipped' "$tmp/files.out"; then ok; else bad "files: JSON file or table missing"; fi
+    grep -q '^  Skipped: ' "$tmp/files.out"; then ok; else bad "files: JSON file or table missing"; fi
 good quiet --quiet --json "$tmp/q.json" "$tmp/meta"
 if [ ! -s "$tmp/quiet.out" ] && [ -s "$tmp/q.json" ]; then ok; else bad "--quiet: output on stdout"; fi
 
@@ -299,6 +370,9 @@ error history 2 'option --history applies to --fp8 only' --history 4 "$tmp/meta"
 error initfp8 2 'option --init-scale applies to loss scaling' --fp8 --init-scale 1 "$tmp/meta"
 error formatfp8 2 'option --format applies to loss scaling' --fp8 --format fp16 "$tmp/meta"
 error fp8fmt 2 'option --fp8-format: fp16 is not an 8-bit format' --fp8 --fp8-format fp16 "$tmp/meta"
+error fp8scale 2 'option --fp8-scale applies to --fp8 only' --fp8-scale pow2 "$tmp/meta"
+error fp8scalebad 2 'option --fp8-scale: "round" is neither exact nor pow2' --fp8 --fp8-scale round "$tmp/meta"
+error topbad 2 'option --top: "-1" is not an integer' --top -1 "$tmp/meta"
 error growth 2 'option --growth-factor: "1" is not above 1' --growth-factor 1 "$tmp/meta"
 error backoff 2 'option --backoff-factor: "1" is not below 1' --backoff-factor 1 "$tmp/meta"
 error backoff0 2 'option --backoff-factor: "0" is not a finite positive number' --backoff-factor 0 "$tmp/meta"
@@ -331,12 +405,18 @@ if [ "$have_gnuplot" = yes ]; then
     if [ "$(png_size "$tmp/plots/l.png")" = 640x400 ]; then ok; else bad "plot: not 640x400"; fi
     good plot8 --quiet --fp8 --plot "$tmp/plots/f.svg" "$tmp/fp8"
     if grep -q '<svg' "$tmp/plots/f.svg"; then ok; else bad "plot8: no <svg>"; fi
+    # beside the scales, the shares per step on a second axis
+    good plotsvg --quiet --growth-interval 3 --plot "$tmp/plots/l.svg" "$tmp/meta"
+    for what in 'loss scale' 'skipped step' 'underflow (%)' 'overflow (%)' 'saturated (%)'; do
+        case $what in saturated*) f=f.svg ;; *) f=l.svg ;; esac
+        if grep -q "$what" "$tmp/plots/$f"; then ok; else bad "plot: no \"$what\" in $f"; fi
+    done
     FPKIT_GNUPLOT=false
     export FPKIT_GNUPLOT
     error plotfail 3 'bad\.png: gnuplot failed' --quiet --plot "$tmp/plots/bad.png" "$tmp/meta"
     unset FPKIT_GNUPLOT
     left=$(cd "$tmp/plots" && find . -type f | sort | tr '\n' ' ')
-    if [ "$left" = "./f.svg ./l.png " ]; then ok; else bad "plots: files left: $left"; fi
+    if [ "$left" = "./f.svg ./l.png ./l.svg " ]; then ok; else bad "plots: files left: $left"; fi
 else
     skipped "plots (no gnuplot)"
 fi
@@ -407,6 +487,64 @@ if [ "$nblock" -ge 2 ]; then ok; else bad "$manpage: only $nblock example output
 # The JSON of the sample is valid and in the documented shape.
 good sample --json - --match '^(grad|actgrad)/' "$srcdir/tests/data/sample"
 check sample 'col("step") == [0, 50, 300, 919] and col("tensors") == [16] * 4 and not any(col("skipped"))'
+
+# The text on the sample: no line wider than 100 columns, in both modes,
+# with and without --all; the summary's numbers are the JSON's.
+for args in "" "--all" "--fp8" "--fp8 --all" "--match ^(grad|actgrad)/ --init-scale 2^19 --all"; do
+    name=wide$(printf '%s' "$args" | tr -c 'a-z0-9' '_')
+    # shellcheck disable=SC2086 # a list of options
+    good "$name" $args "$srcdir/tests/data/sample"
+    wide=$(awk 'length($0) > 100' "$tmp/$name.out" | head -n 2)
+    if [ -z "$wide" ]; then ok; else bad "$name: lines over 100 columns: $wide"; fi
+done
+for mode in loss fp8; do
+    opts="--init-scale 2^19 --growth-interval 1"
+    [ "$mode" = fp8 ] && opts="--fp8 --fp8-scale pow2"
+    # shellcheck disable=SC2086 # a list of options
+    good "agree-$mode" $opts --match '^(grad|actgrad)/' "$srcdir/tests/data/sample"
+    # shellcheck disable=SC2086
+    good "agree-$mode-json" $opts --json - --match '^(grad|actgrad)/' "$srcdir/tests/data/sample"
+    if python3 - "$tmp/agree-$mode.out" "$tmp/agree-$mode-json.out" "$mode" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+fp8 = sys.argv[3] == "fp8"
+S, tot = d["steps"], d["total"]
+para = re.sub(r"\n    ", " ", text.split("\nSummary:\n", 1)[1].split("\n\n", 1)[0])
+def pct(n, dd):  # as the text writes a share: 0, 100%, 12.34%
+    return "0" if n == 0 else "100%" if n == dd else "%.2f%%" % (100 * n / dd)
+over = "saturated" if fp8 else "overflow"
+under = re.search(r"Underflow: (\S+) of the nonzero", para).group(1)
+assert under == pct(tot["underflow"], tot["nonzero_finite"]), (under, tot)
+for s in S:
+    want = "%s at %s%d" % (pct(s["underflow"], s["nonzero_finite"]), "step " if s is S[0] else "",
+                           s["step"])
+    assert want in para.split("Underflow:")[1], want
+recs = [t for s in S for t in (s["tensors"] if fp8 else s["per_tensor"])]
+share = lambda t, k: t[k] / t["nonzero_finite"] if t["nonzero_finite"] else 0
+worst = max(recs, key=lambda t: (share(t, "underflow"), t["underflow"]))
+m = re.search(r"Underflow: .*\(worst: (\S+) at step (\d+), (\S+)\)", para)
+assert m.groups() == (worst["name"], str(worst["step"]), pct(worst["underflow"], worst["nonzero_finite"])), m.groups()
+if fp8:
+    sat = re.search(r"Saturated: (\S+) of the nonzero elements \((\d+) of (\d+)\)", para).groups()
+    assert sat == (pct(tot["saturated"], tot["nonzero_finite"]), str(tot["saturated"]),
+                   str(tot["nonzero_finite"])), sat
+else:
+    skipped = [s["step"] for s in S if s["skipped"]]
+    assert "Skipped: %d of %d steps (%s), where %d elements overflowed" % (
+        len(skipped), len(S), ", ".join(map(str, skipped)), tot["overflow"]) in para, para
+    assert "; then 2^%d, %d of 1 clean step" % (
+        round(__import__("math").log2(tot["final_scale"])), S[-1]["growth_tracker"]) in para
+    assert para.startswith("  Scale: 2^%d at step %d, " % (S[0]["scale_log2"], S[0]["step"]))
+# the worst table: the largest shares lost, as the JSON has them
+table = text.split("\nWorst ", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+rows = [(l.split()[0], int(l.split()[1])) for l in table]
+key = lambda t: share(t, "underflow") + share(t, over) + (0 if fp8 else share(t, "nonfinite"))
+ranked = sorted((t for t in recs if key(t) > 0), key=key, reverse=True)
+assert rows == [(t["name"], t["step"]) for t in ranked[:10]], (rows, ranked[:3])
+EOF
+    then ok; else bad "agree-$mode: the summary and the JSON disagree"; fi
+done
 
 # --threads: the same replay with 1, 2 and 3 threads, both modes.
 for n in 1 2 3; do

@@ -5,8 +5,10 @@
 # recovering what round to nearest even loses, the drift of each strategy
 # over 64 steps (stochastic rounding unbiased over 200 seeds), updates from
 # gradients and a learning-rate sweep, two dumps paired by name, the JSON,
-# the error cases, the plots and the man page's examples on the bundled
-# sample.  Expected values are worked out by hand in the comments, never
+# an update more than half but not wholly lost (where the sum crosses a
+# power of two), the text (its summary agrees with the JSON, --top and
+# --all, 100 columns, singulars), the error cases, the plots and the man
+# page's examples on the bundled sample.  Expected values are worked out by hand in the comments, never
 # computed by fpkit.
 #
 # make check runs it from the build directory with srcdir set; FPSWAMP
@@ -67,6 +69,16 @@ safetensors(os.path.join(out, "grads.safetensors"), [
 safetensors(os.path.join(out, "sweep.safetensors"), [
     ("weight/s", [1], [1.0]),
     ("grad/s", [1], [-1.0]),
+])
+# e4m3 (3 fraction bits, subnormal spacing 2^-9): W = -15 * 2^-9, dw =
+# -0.00448 rounds to D = -2^-8; W + D = -17 * 2^-9 lies in the binade of
+# spacing 2^-8, a tie between -2^-5 and -2^-5 - 2^-8, rounded to the even
+# -2^-5: the weight moves by 2^-9 = 0.436 dw, more than half lost but not
+# all.  The second element, the same update on -14 * 2^-9, lands on -2^-5
+# exactly: r = 2^-8 / 0.00448 = 0.87.
+safetensors(os.path.join(out, "half.safetensors"), [
+    ("weight/h", [2], [-15 * p2(-9), -14 * p2(-9)]),
+    ("update/h", [2], [-0.00448, -0.00448]),
 ])
 # Errors: a weight without its update; shapes that differ.
 safetensors(os.path.join(out, "nopair.safetensors"), [
@@ -135,9 +147,13 @@ check facts 'len(t["a"]["formats"]["fp16"]["sr"]["lost"]) == 8
     and t["a"]["formats"]["fp16"]["sr"]["ratio_hist"][5] == 16'
 check facts 'T["count"] == 6 and T["tensors"] == 1 and T["files"] == 1
     and T["formats"]["fp16"]["lost"] == 2 and T["formats"]["bf16"]["lost"] == 5 and d["lr_sweep"] is None'
-good facts-text --formats fp16 "$tmp/facts.safetensors"
+good facts-text --formats fp16 --all "$tmp/facts.safetensors"
 has facts-text '^fpswamp: 1 tensor in 1 file, 6 elements, 5 nonzero updates' \
-    '^ +5 +40\.00 +40\.00 .* +0 +0 +0 +0  a$' '^fp16 '
+    '^  fp16: round to nearest loses 40\.00% \(worst: a, 40\.00%\); stochastic rounding ' \
+    '^  tensor +step +nonzero +rne +sr mean +sr sd +kahan +fp32$' \
+    '^  a +- +5 +40\.00 +[0-9.]+ +[0-9.]+ +0 +0$' '^  total +5 +40\.00 '
+# One strategy column each: no "half" column beside "lost".
+if grep -q 'half' "$tmp/facts-text.out"; then bad "facts-text: a half column"; else ok; fi
 
 # 64 steps of 1 + 2^-12 in fp16: round to nearest even never moves (drift
 # -1, stuck); Kahan moves by 2^-10 every fourth step and ends exactly at
@@ -154,8 +170,30 @@ check steps 'len(t["k"]["formats"]["fp16"]["sr"]["drift_signed"]) == 200
     and abs(t["k"]["formats"]["fp16"]["sr"]["drift_signed_mean"])
         <= 4 * t["k"]["formats"]["fp16"]["sr"]["drift_signed_sd"] / 200 ** 0.5
     and all(abs(v * 16 - round(v * 16)) == 0 for v in t["k"]["formats"]["fp16"]["sr"]["drift_signed"])'
-good steps-text --formats fp16 --steps 64 --seeds 4 "$tmp/steps.safetensors"
-has steps-text '^Drift after 64 steps' '^ +1 +100\.00 .* +0 +0  k$'
+good steps-text --formats fp16 --steps 64 --seeds 4 --all "$tmp/steps.safetensors"
+has steps-text '^fp16, the mean drift ' '^  k +- +1 +100\.00 .* +0 +0$' \
+    'After 64 steps the weights' \
+    'Best short of FP32 master weights: Kahan\.$'
+# Singulars: one element, one nonzero update, one seed.
+good one --formats fp16 --seeds 1 "$tmp/steps.safetensors"
+has one '^fpswamp: 1 tensor in 1 file, 1 element, 1 nonzero update; dw = the update; 1 step; SR over 1 seed$' \
+    '\(mean of 1 seed\)' '^The one tensor, by the share of updates lost with round to nearest:$'
+if grep -Eq '(^|[^0-9.])1 (elements|updates|nonzero updates|seeds|steps|tensors|files)' "$tmp/one.out"; then
+    bad "one: a plural after 1"
+else
+    ok
+fi
+
+# More than half but not all: half_lost 1, lost 0 under RNE in e4m3, and
+# the text says so once, in the summary.
+good half --json - --formats e4m3 "$tmp/half.safetensors"
+check half 't["h"]["formats"]["e4m3"]["lost"] == 0 and t["h"]["formats"]["e4m3"]["half_lost"] == 1
+    and t["h"]["formats"]["e4m3"]["ratio_hist"] == [0, 0, 1, 0, 1, 0, 0, 0, 0, 0]'
+good half-text --formats e4m3 "$tmp/half.safetensors"
+has half-text '^  More than half but not all of an update is lost only where w \+ dw crosses a power of two,' \
+    'e4m3: 1 \(rne\)'
+good facts-nohalf --formats fp16 "$tmp/facts.safetensors"
+if grep -q 'More than half' "$tmp/facts-nohalf.out"; then bad "facts: a half-lost line with none"; else ok; fi
 
 # Updates from gradients: -1/8 * -2^-8 = 2^-11 (a tie in fp16, lost) and
 # 2^-9 (kept in fp16, lost in bf16).
@@ -220,14 +258,80 @@ has version '^fpswamp \(fpkit [0-9]'
 # The bundled sample: a table, valid JSON whose total is the sum of its
 # tensors, and (with gnuplot) a plot of the requested size.
 good sample "$sample/step-000300.safetensors"
-has sample '^fpswamp: 8 tensors in 1 file, 4794 elements' '^fp16 ' '^e5m2 ' ' total$'
+has sample '^fpswamp: 8 tensors in 1 file \(step 300\), 4794 elements' '^  fp16: ' '^  e5m2: ' \
+    '^All 8 tensors, worst first, by the mean share of updates lost with round to nearest:$'
 good sample-json --json - "$sample"
 check sample-json 'len(d["tensors"]) == 32 and T["files"] == 4
     and T["update_nonzero"] == sum(x["update_nonzero"] for x in d["tensors"])
     and all(T["formats"][f]["lost"] == sum(x["formats"][f]["lost"] for x in d["tensors"])
             and sum(T["formats"][f]["ratio_hist"]) + T["formats"][f]["overflow"] == T["update_nonzero"]
             for f in d["formats"])
-    and T["fp32_master"]["lost"] == 0'
+    and T["fp32_master"]["lost"] == 0
+    and [x["step"] for x in d["tensors"]] == [0] * 8 + [50] * 8 + [300] * 8 + [919] * 8
+    and list(d["tensors"][0])[:7] == ["name", "weight", "update", "file", "update_file", "step", "shape"]'
+
+# The text on the sample: no line wider than 100 columns, with or without
+# --all, with several steps replayed, with a sweep.
+for args in "" "--all" "--steps 3 --seeds 2 --all" "--lr 0.01 --lr-sweep 1e-4:1:5 --all" \
+    "--formats fp16,bf16,e4m3,e5m2,e3m2,e2m3,tf32 --all"; do
+    name=wide$(printf '%s' "$args" | tr -c 'a-z0-9' '_')
+    # shellcheck disable=SC2086 # a list of options
+    good "$name" $args "$sample"
+    wide=$(awk 'length($0) > 100' "$tmp/$name.out" | head -n 2)
+    if [ -z "$wide" ]; then ok; else bad "$name: lines over 100 columns: $wide"; fi
+done
+# --top N rows, none with --top 0; the full tables only with --all.
+good top3 --top 3 "$sample"
+good top0 --top 0 "$sample"
+rows() { # rows NAME RE: the rows of the table under the line matching RE
+    awk -v h="$2" 'f && /^$/ {f=0} f && /^  [^ ]/ && !/^  tensor / {n++} $0 ~ h {f=1} END {print n + 0}' "$tmp/$1.out"
+}
+if [ "$(rows top3 '^Worst 3 of 32 tensors')" = 3 ] && ! grep -q '^Worst\|^All ' "$tmp/top0.out" &&
+    [ "$(rows wide__all '^fp16, the share of nonzero updates lost')" = 33 ] &&
+    ! grep -q '^fp16, the share' "$tmp/top3.out"; then
+    ok
+else
+    bad "--top 3, --top 0 or --all: wrong rows"
+fi
+# The summary's numbers, the worst tensors and the steps are the JSON's.
+good agree "$sample"
+if python3 - "$tmp/agree.out" "$tmp/sample-json.out" <<'EOF'
+import json, re, sys
+text = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+T, rows = d["total"], d["tensors"]
+def pct(f):  # as the text writes a share
+    return "0" if f == 0 else "100%" if f == 1 else "%.2f%%" % (100 * f)
+summary = re.sub(r"\n    ", " ", text.split("\nSummary:", 1)[1].split("\n\n", 1)[0])
+for f in d["formats"]:
+    F = T["formats"][f]
+    w = max(rows, key=lambda x: (x["formats"][f]["lost_frac"] or 0, x["formats"][f]["lost"]))
+    want = ("%s: round to nearest loses %s (worst: %s at step %d, %s); stochastic rounding %s "
+            "(mean of %d seeds), Kahan-compensated weights %s, FP32 master weights %s." % (
+                f, pct(F["lost_frac"]), w["name"], w["step"], pct(w["formats"][f]["lost_frac"]),
+                pct(F["sr"]["lost_frac_mean"]), d["seeds"], pct(F["kahan"]["lost_frac"]),
+                pct(T["fp32_master"]["lost_frac"])))
+    assert want in summary, (want, summary)
+    part = F["half_lost"] - F["lost"]
+    assert (("%s: %d (rne)" % (f, part)) in summary) == (part > 0), f
+# the worst tensors: the largest mean lost share over the formats
+mean = lambda x: sum(x["formats"][f]["lost_frac"] for f in d["formats"]) / len(d["formats"])
+ranked = sorted(rows, key=mean, reverse=True)[:10]
+table = text.split("\nWorst ", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+got = [(l.split()[0], int(l.split()[1]), l.split()[3:]) for l in table]
+assert [(g[0], g[1]) for g in got] == [(x["name"], x["step"]) for x in ranked], got
+for g, x in zip(got, ranked):
+    assert g[2] == [pct(x["formats"][f]["lost_frac"]).rstrip("%") for f in d["formats"]], g
+# by step: the lost counts over the step's tensors
+table = text.split("\nBy step, ", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+for l in table:
+    step, nz, *p = l.split()
+    at = [x for x in rows if x["step"] == int(step)]
+    assert int(nz) == sum(x["update_nonzero"] for x in at)
+    assert p == [pct(sum(x["formats"][f]["lost"] for x in at) / int(nz)).rstrip("%")
+                 for f in d["formats"]], l
+EOF
+then ok; else bad "agree: the summary and the JSON disagree"; fi
 if [ "$have_gnuplot" = yes ]; then
     good plot --quiet --plot "$tmp/bars.png" --plot-size 640x400 "$sample/step-000000.safetensors"
     if [ "$(png_size "$tmp/bars.png")" = 640x400 ]; then ok; else bad "plot: not a 640x400 PNG"; fi

@@ -7,11 +7,11 @@
 # a stochastic-rounding recipe among them), its JSON, CSV and table
 # byte-identical to fpgrad's; fpswamp-mpi on the sample
 # (stochastic rounding over two seeds, a learning-rate sweep), its JSON
-# and table byte-identical to fpswamp's.  A shard cut short fails the
-# whole job with the file named, within a time limit (no rank may wait
-# forever); an error every rank meets, the usage and --version are
-# written once.  Skipped (77) without the MPI programs (./configure
-# --with-mpi), mpirun or numpy.
+# and text (the summary and, with --all, every table) byte-identical to
+# fpswamp's.  A shard cut short fails the whole job with the file named,
+# within a time limit (no rank may wait forever); an error every rank
+# meets, the usage and --version are written once.  Skipped (77) without
+# the MPI programs (./configure --with-mpi), mpirun or numpy.
 #
 # make check runs it from the build directory with srcdir set; MPIRUN
 # names another launcher.  As root (CI), Open MPI needs its consent
@@ -123,7 +123,7 @@ for n in 0 1 2 4; do
     same "recipes$n" "$n" "$FPGRAD" "$MPI_TOOL" "json csv" \
         --recipes standard,fp8-tensor-delayed,nvfp4-sr "$srcdir/tests/data/sample"
     same "swamp$n" "$n" "$FPSWAMP" "$SWAMP_MPI" json \
-        --seeds 2 --lr 1e-3 --lr-sweep 1e-4:1e-1:4 "$srcdir/tests/data/sample"
+        --seeds 2 --lr 1e-3 --lr-sweep 1e-4:1e-1:4 --all "$srcdir/tests/data/sample"
 done
 
 # A shard cut short: the job fails, naming it, and does not hang.

@@ -81,7 +81,7 @@ double scaling_fp8(const fpk_format *f, double amax, int margin, scaling_rule ru
         return 0;
     fpk_bits max = fpk_convert(&fpk_fp32, f, f->max_finite, &c);
     fpk_bits q = fpk_div(&fpk_fp32, max, m, &c);
-    fpk_bits p = fpk_from_int64(&fpk_fp32, (int64_t)1 << margin, &c);
+    fpk_bits p = fpk_from_double(&fpk_fp32, ldexp(1.0, margin), &c); /* exact to 2^127 */
     q = fpk_div(&fpk_fp32, q, p, &c);
     fpk_class kq = fpk_classify(&fpk_fp32, q);
     if (kq != FPK_CLASS_NORMAL && kq != FPK_CLASS_SUBNORMAL)

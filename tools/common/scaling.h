@@ -20,12 +20,13 @@ int scaling_loss_log2(const fpk_format *f, double amax, fpk_round mode);
 
 /* How an FP8 scale is rounded.  SCALING_EXACT: fp32(fp32(MAX / AMAX) /
  * 2^margin), MAX being F's largest finite value and AMAX rounded to fp32,
- * as Transformer Engine's DelayedScaling (fp8_max / amax / 2^margin) and
- * Float8CurrentScaling compute it.  SCALING_POW2: 2^(k - margin) for the
- * largest k with AMAX * 2^k <= MAX exactly, the scale rounded down to a
- * power of two as Transformer Engine's compute_scale_from_amax does with
- * force_pow_2_scales (its blockwise recipe's default) and torchao's
- * power_of_2_scale. */
+ * as Transformer Engine's DelayedScaling computes it ((fp8_max / amax) /
+ * 2**margin on float32 tensors) and Float8CurrentScaling (fp8_max / amax,
+ * no margin).  SCALING_POW2: 2^(k - margin) for the largest k with AMAX *
+ * 2^k <= MAX exactly: the scale of Transformer Engine's first releases,
+ * 2^(floor(log2(fp8_max / amax)) - margin), which torchao's
+ * round_scales_to_power_of_2 and Transformer Engine's force_pow_2_scales
+ * also give but where the float32 quotient rounds up onto a power of two. */
 typedef enum scaling_rule { SCALING_EXACT, SCALING_POW2 } scaling_rule;
 
 /* "exact", "pow2"; and the rule called NAME, false if none. */

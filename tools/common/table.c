@@ -122,15 +122,23 @@ void table_print(const table *t, FILE *out, int width)
         }
     size_t rows = (t->ncells + (size_t)t->ncols - 1) / (size_t)t->ncols;
     for (size_t r = any_header ? 0 : 1; r <= rows; r++) {
-        pad(out, t->indent);
+        /* the line ends with its last nonempty cell: no trailing blanks */
+        int end = 0;
         for (int j = 0; j < t->ncols; j++) {
+            size_t i = (r - 1) * (size_t)t->ncols + (size_t)j;
+            const char *cell = r == 0 ? t->headers[j] : i < t->ncells ? t->cells[i] : NULL;
+            if (cell && *cell)
+                end = j + 1;
+        }
+        pad(out, end ? t->indent : 0);
+        for (int j = 0; j < end; j++) {
             size_t i = (r - 1) * (size_t)t->ncols + (size_t)j;
             const char *cell = r == 0 ? (t->headers[j] ? t->headers[j] : "")
                                : i < t->ncells ? t->cells[i]
                                                : "";
             char *s = table_shorten(cell, w[j]);
             int n = columns(s), gap = w[j] - n;
-            bool last = j == t->ncols - 1;
+            bool last = j == end - 1;
             if (j)
                 pad(out, 2);
             if (t->left[j]) {

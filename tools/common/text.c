@@ -1,26 +1,45 @@
 /* Text for the tools' tables (text.h). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "text.h"
 
+/* P, a percentage, into BUF of LEN bytes (cli_percent_of); WHOLE: it is
+ * exactly 100. */
+static const char *percent(char *buf, size_t len, double p, bool capped, bool whole)
+{
+    if (isnan(p))
+        return "-";
+    if (p == 0)
+        return "0";
+    if (capped && whole)
+        return "100";
+    if (p < 0.01)
+        return "<0.01";
+    if (capped && p > 99.99)
+        return ">99.99";
+    snprintf(buf, len, "%.2f", p);
+    return buf;
+}
+
 const char *cli_percent(char *buf, uint64_t n, uint64_t d)
 {
     if (!d)
         return "-";
-    if (!n)
-        return "0";
-    if (n == d)
-        return "100";
-    double p = 100.0 * (double)n / (double)d;
-    if (p < 0.01)
-        return "<0.01";
-    if (p > 99.99)
-        return ">99.99";
-    snprintf(buf, 8, "%.2f", p);
-    return buf;
+    return percent(buf, 8, 100.0 * (double)n / (double)d, true, n == d);
+}
+
+const char *cli_percent_of(char *buf, double f, bool capped)
+{
+    return percent(buf, 24, 100 * f, capped, f == 1);
+}
+
+const char *cli_plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
 }
 
 void cli_shape_text(char *buf, size_t len, int ndim, const uint64_t *shape)

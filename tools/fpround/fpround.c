@@ -33,6 +33,8 @@ static const cli_opt options[] = {
     {.key = CLI_DTYPE},
     {.key = CLI_SHAPE},
     {.key = CLI_BIG_ENDIAN},
+    {.key = CLI_TOP},
+    {.key = CLI_ALL, .help = "after the summary, every tensor: its errors, or its sums"},
     {.key = CLI_JSON},
     {.key = CLI_PLOT, .help = "the error histogram, or the running sums, .png or .svg"},
     {.key = CLI_PLOT_SIZE},
@@ -42,8 +44,8 @@ static const cli_opt options[] = {
 };
 
 static const char *const synopsis[] = {
-    "--formats --round --seed --seeds --sum|--dot --match --dtype --shape --big-endian --json "
-    "--plot --plot-size --threads --quiet PATH...",
+    "--formats --round --seed --seeds --sum|--dot --match --dtype --shape --big-endian --top "
+    "--all --json --plot --plot-size --threads --quiet PATH...",
     NULL,
 };
 
@@ -79,6 +81,7 @@ static void fill_row(fr_row *r, const scan *s, const scan_tensor *t)
     r->ndim = t->t.ndim;
     memcpy(r->shape, t->t.shape, sizeof r->shape);
     r->count = t->t.count;
+    r->step = s->steps[t->file];
 }
 
 /* The rows: every tensor that matches, or for --dot the k-th tensor named A
@@ -218,8 +221,21 @@ static bool row_job(scan_worker *w, size_t i, void *arg)
     return true;
 }
 
+/* INTO += row R: its counts, and its errors (FR_ERROR). */
+static void add_row(const fr_run *run, fr_row *into, const fr_row *r)
+{
+    if (run->kind == FR_ERROR)
+        for (int j = 0; j < run->nformats; j++)
+            for (int m = 0; m < run->nmodes; m++)
+                fr_merge_error(&into->err[j][m], &r->err[j][m]);
+    into->count += r->count;
+    into->zeros += r->zeros;
+    into->nonfinite += r->nonfinite;
+}
+
 /* Every row, the rows shared out among the threads (each row's results
- * are its own), then the total, summed in the rows' order. */
+ * are its own), then the total and each step's rows together, summed in
+ * the rows' order. */
 static void analyse(opts *o, const scan *s)
 {
     fr_run *run = &o->run;
@@ -227,18 +243,22 @@ static void analyse(opts *o, const scan *s)
     scan_pool pool = {.s = s, .njobs = run->nrows, .threads = o->c.threads, .job = row_job,
                       .arg = &a};
     scan_run(&pool);
-    fr_row *t = &run->total;
-    for (size_t i = 0; i < run->nrows; i++) {
-        fr_row *r = &run->rows[i];
-        if (run->kind == FR_ERROR)
-            for (int j = 0; j < run->nformats; j++)
-                for (int m = 0; m < run->nmodes; m++)
-                    fr_merge_error(&t->err[j][m], &r->err[j][m]);
-        t->count += r->count;
-        t->zeros += r->zeros;
-        t->nonfinite += r->nonfinite;
-    }
     free((size_t *)a.w);
+    scan_step *steps = cli_xcalloc(run->nrows ? run->nrows : 1, sizeof *steps);
+    for (size_t i = 0; i < run->nrows; i++)
+        steps[i] = run->rows[i].step;
+    summary_steps_init(&run->row_steps, steps, run->nrows);
+    free(steps);
+    run->by_step = cli_xcalloc(run->row_steps.n ? run->row_steps.n : 1, sizeof *run->by_step);
+    for (size_t i = 0; i < run->nrows; i++) {
+        const fr_row *r = &run->rows[i];
+        add_row(run, &run->total, r);
+        size_t k = run->row_steps.of_row[i];
+        if (k != SIZE_MAX) {
+            add_row(run, &run->by_step[k], r);
+            run->by_step[k].step = r->step;
+        }
+    }
 }
 
 /* Checks the outputs before the work: no output replaces an input (the
@@ -283,6 +303,8 @@ static void free_run(fr_run *run)
     free(run->series);
     free(run->steps);
     free(run->exact_running);
+    free(run->by_step);
+    summary_steps_free(&run->row_steps);
 }
 
 static void own_option(void *state, int key, char *const *v)
@@ -329,6 +351,8 @@ int main(int argc, char **argv)
     run->nformats = o.c.nformats;
     memcpy(run->formats, o.c.formats, sizeof o.c.formats);
     run->seed = o.c.seed;
+    run->top = o.c.top;
+    run->all = o.c.all;
     run->seeds = o.c.seeds;
     if (run->kind != FR_ERROR && !cli_given(&o.c, CLI_ROUND)) {
         o.c.rounds[0] = FPK_RNE;

@@ -9,6 +9,7 @@
 
 #include "fpkit-tensor.h"
 #include "gnuplot.h"
+#include "summary.h"
 
 /* The error histogram: (q - x) * sign(x) / ulp(x) in bins of 1/HALF ulp,
  * centred on k/HALF for k = -HALF .. HALF; larger errors go to the end bins. */
@@ -63,6 +64,7 @@ typedef enum fr_kind { FR_ERROR, FR_SUM, FR_DOT } fr_kind;
 /* One row: a tensor (error, sum) or a pair of tensors (dot). */
 typedef struct fr_row {
     char *name, *file, *name_b; /* name_b: the second tensor of a dot product */
+    scan_step step;             /* its file's (a dot product's: the first tensor's) */
     fpk_dtype dtype;
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
@@ -89,6 +91,10 @@ typedef struct fr_run {
     size_t nfiles, nrows;
     fr_row *rows;
     fr_row total; /* FR_ERROR: the errors of all rows together; else counts only */
+    summary_steps row_steps; /* the rows' training steps */
+    fr_row *by_step;         /* [row_steps.n]: the rows of each step together, as the total */
+    int top;                 /* --top */
+    bool all;                /* --all */
     /* --plot with --sum or --dot: the running values of the first row */
     size_t npoints;
     uint64_t *steps;
@@ -122,9 +128,42 @@ void fr_accumulate(fr_run *run, size_t i, const double *x, const double *y);
  * value at each, and a series per format and mode (sequential, seed 0). */
 void fr_plan_plot(fr_run *run, const double *x, const double *y);
 
+/* The largest |relative error| of METH and mode M in format J over the
+ * rows of step STEP (an index in run->row_steps; SIZE_MAX: all rows) and
+ * their seeds into *WORST (-1 if none is defined), the row it is in into
+ * *ROW (SIZE_MAX if none), and into *NONFINITE how many results were not
+ * finite. */
+void fr_acc_worst(const fr_run *run, size_t step, int j, int meth, int m, double *worst,
+                  size_t *row, uint64_t *nonfinite);
+
+/* The statistics of an error record, derived once. */
+typedef struct fr_view {
+    bool any; /* measured > 0 */
+    double mean, rms, bias, sqnr;
+    bool sqnr_inf; /* no error at all */
+} fr_view;
+fr_view fr_err_view(const fr_err *e);
+
+/* Mean and population standard deviation of the N values V (NaN if any
+ * is NaN). */
+void fr_mean_sd(const double *v, int n, double *mean, double *sd);
+
+/* "fp16", or "fp16 rne" when RUN has several modes: series (J, M); BUF
+ * of 48 bytes. */
+const char *fr_series_name(char *buf, const fr_run *run, int j, int m);
+
 /* fpround_out.c */
-void fr_text(const fr_run *run, FILE *out);
 json_t *fr_json(const fr_run *run);
+
+/* fpround_text.c, fpround_acctext.c: the summary, the worst tensors, the
+ * trend by step and with --all every tensor (fpround(1), TEXT OUTPUT);
+ * fr_text_acc for sums and dot products, after the heading. */
+void fr_text(const fr_run *run, FILE *out);
+void fr_text_acc(const fr_run *run, FILE *out);
+/* The heading line of the text. */
+void fr_heading(const fr_run *run, FILE *out);
+/* R's name (" . B" after it for a dot product) made printable; malloc'd. */
+char *fr_row_name(const fr_run *run, const fr_row *r);
 
 /* fpround_plot.c: the error histogram (FR_ERROR) or the running sums into
  * PATH, .png or .svg; dies with status 3 if gnuplot fails. */

@@ -56,10 +56,23 @@ void fr_plot(const fr_run *run, const char *path, int width, int height)
     gp_begin(&p, path, "fpround.gp");
     write_data(run, p.data);
     char *title = title_of(run), *q_title = gp_quote(title);
-    char *vars = cli_strf("width=%d; height=%d; title=%s; kind='%s'; nseries=%d", width, height,
-                          q_title, run->kind == FR_ERROR ? "hist" : "running",
-                          run->kind == FR_ERROR ? run->nformats * run->nmodes : run->nseries);
-    free(q_title), free(title);
+    char *names = cli_strf("%s", "");
+    for (int j = 0; j < run->nformats; j++) {
+        char *n = cli_strf("%s%s%s", names, j ? " " : "", run->formats[j]->name);
+        free(names);
+        names = n;
+    }
+    char *modes = cli_strf("%s", "");
+    for (int m = 0; m < run->nmodes; m++) {
+        char *n = cli_strf("%s%s%s", modes, m ? " " : "", fpk_round_name(run->modes[m]));
+        free(modes);
+        modes = n;
+    }
+    char *vars = cli_strf("width=%d; height=%d; title=%s; kind='%s'; nseries=%d; nmodes=%d; "
+                          "fmtnames='%s'; modenames='%s'",
+                          width, height, q_title, run->kind == FR_ERROR ? "hist" : "running",
+                          run->nformats * run->nmodes, run->nmodes, names, modes);
+    free(q_title), free(title), free(names), free(modes);
     gp_end(&p, vars);
     free(vars);
 }

@@ -4,6 +4,7 @@
  * overflowed, saturated or underflowed at that scale. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "fpscale.h"
 #include "gnuplot.h"
 #include "outfile.h"
+#include "scaling.h"
 #include "scan.h"
 
 enum {
@@ -44,12 +46,15 @@ static const cli_opt options[] = {
     {.key = OPT_HISTORY, .name = "--history", .value = "H",
      .help = "amax history length (default 1024)"},
     {.key = CLI_MARGIN, .help = "divide the scale by 2^M (default 0)"},
+    {.key = CLI_FP8_SCALE},
     {.key = CLI_HEADING, .help = "Both:"},
     {.key = CLI_MATCH, .help = "tensors whose name matches (default ^grad/)"},
     {.key = OPT_GRADS_SCALED, .name = "--grads-scaled",
      .help = "the dumps hold gradients times their loss_scale: divide by it first"},
+    {.key = CLI_TOP},
+    {.key = CLI_ALL, .help = "after the summary, every tensor at every step"},
     {.key = CLI_JSON, .help = "the replay as JSON (- for standard output)"},
-    {.key = CLI_PLOT, .help = "the scale trajectory, .png or .svg"},
+    {.key = CLI_PLOT, .help = "the scales, and the share underflowing per step; .png or .svg"},
     {.key = CLI_PLOT_SIZE},
     {.key = CLI_THREADS, .help = "threads per tensor (default: all its CPUs)"},
     {.key = CLI_QUIET},
@@ -58,9 +63,9 @@ static const cli_opt options[] = {
 
 static const char *const synopsis[] = {
     "--format --init-scale --growth-factor --backoff-factor --growth-interval --match "
-    "--grads-scaled --json --plot --plot-size --threads --quiet PATH...",
-    "!--fp8 --fp8-format --history --margin --match --grads-scaled --json --plot --plot-size "
-    "--threads --quiet PATH...",
+    "--grads-scaled --top --all --json --plot --plot-size --threads --quiet PATH...",
+    "!--fp8 --fp8-format --history --margin --fp8-scale --match --grads-scaled --top --all "
+    "--json --plot --plot-size --threads --quiet PATH...",
     NULL,
 };
 
@@ -91,6 +96,19 @@ static void file_loss_scale(scale_file *f, const fpk_dump *d)
                 "%s: __metadata__ loss_scale \"%s\" is not a finite positive number", f->path,
                 meta);
     f->loss_scale = fpk_to_double(&fpk_fp64, bits);
+}
+
+const char *scale_name(scale_run *run, const char *name)
+{
+    for (size_t i = run->nnames; i-- > 0;)
+        if (strcmp(run->names[i], name) == 0)
+            return run->names[i];
+    if (run->nnames == run->capnames) {
+        run->capnames = run->capnames ? 2 * run->capnames : 16;
+        if (!(run->names = realloc(run->names, run->capnames * sizeof *run->names)))
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    }
+    return run->names[run->nnames++] = cli_strf("%s", name);
 }
 
 static int by_step(const void *a, const void *b)
@@ -239,12 +257,11 @@ static fpk_bits f32_times(fpk_bits s, double g)
 static void replay_loss(opts *o, const scan *s)
 {
     scale_run *run = &o->run;
-    run->loss = cli_xcalloc(run->nfiles, sizeof *run->loss);
     fpk_bits scale = run->init_scale;
     int64_t tracker = 0;
     for (size_t i = 0; i < run->nfiles; i++) {
         const scale_file *f = &run->files[i];
-        loss_step *st = &run->loss[i];
+        scale_step *st = &run->steps[i];
         st->scale = scale;
         step_jobs sj;
         step_tensors(o, s, f, &sj);
@@ -254,20 +271,22 @@ static void replay_loss(opts *o, const scan *s)
         for (size_t j = 0; j < sj.n; j++)
             sj.v[j].scale = eff;
         run_step(s, &sj, o->c.threads);
+        st->t = cli_xcalloc(sj.n, sizeof *st->t);
         for (size_t j = 0; j < sj.n; j++) {
-            scale_counts c = sj.v[j].c;
+            scale_entry *e = &st->t[st->n++];
+            e->name = scale_name(run, sj.v[j].t->t.name);
+            e->c = sj.v[j].c;
             if (zero) {
-                c.overflow = 0;
-                c.underflow = c.nonzero;
+                e->c.overflow = 0;
+                e->c.underflow = e->c.nonzero;
             }
-            add_counts(&st->c, &c);
-            st->tensors++;
+            add_counts(&st->sum, &e->c);
         }
         free(sj.v);
         /* GradScaler.update (_amp_update_scale_): back off and reset the
          * tracker on inf/NaN; else count the step and grow after
          * growth_interval in a row, unless the grown scale is not finite. */
-        st->skipped = st->c.overflow + st->c.nonfinite > 0;
+        st->skipped = st->sum.overflow + st->sum.nonfinite > 0;
         if (st->skipped) {
             scale = f32_times(scale, run->backoff_factor);
             tracker = 0;
@@ -309,10 +328,10 @@ static history *history_of(history **hs, size_t *n, size_t *cap, const char *nam
 }
 
 /* Transformer Engine's delayed scaling: the scale for this step, from the
- * amaxes of the steps before (its amax_compute_algo "max"):
- * FP8_MAX / max(history) / 2^margin in fp32; the previous scale (1 at
- * first) when the history is empty, its maximum 0 or not finite. */
-static void fp8_scale(const scale_run *run, history *h, fp8_entry *e)
+ * amaxes of the steps before (its amax_compute_algo "max"), by the run's
+ * rule (scaling_fp8); the previous scale (1 at first) when the history is
+ * empty, its maximum 0 or not finite, or the scale not a float32 number. */
+static void fp8_scale(const scale_run *run, history *h, scale_entry *e)
 {
     e->history = h->n;
     e->has_hist_amax = h->n > 0;
@@ -320,17 +339,12 @@ static void fp8_scale(const scale_run *run, history *h, fp8_entry *e)
     for (size_t i = 0; i < h->n; i++)
         if (!(h->amax[i] <= e->hist_amax))
             e->hist_amax = h->amax[i];
-    fpk_ctx c = fpk_ctx_default();
-    fpk_bits m = fpk_from_double(&fpk_fp32, e->hist_amax, &c);
-    fpk_class k = fpk_classify(&fpk_fp32, m);
-    if (h->n && (k == FPK_CLASS_NORMAL || k == FPK_CLASS_SUBNORMAL)) {
-        fpk_bits max = fpk_convert(&fpk_fp32, run->format, run->format->max_finite, &c);
-        fpk_bits q = fpk_div(&fpk_fp32, max, m, &c);
-        fpk_bits p = fpk_from_int64(&fpk_fp32, (int64_t)1 << run->margin, &c);
-        q = fpk_div(&fpk_fp32, q, p, &c);
-        fpk_class kq = fpk_classify(&fpk_fp32, q);
-        if (kq == FPK_CLASS_NORMAL || kq == FPK_CLASS_SUBNORMAL)
-            h->scale = q;
+    if (h->n && e->hist_amax > 0 && isfinite(e->hist_amax)) {
+        double q = scaling_fp8(run->format, e->hist_amax, run->margin, (scaling_rule)run->rule);
+        fpk_ctx c = fpk_ctx_default();
+        fpk_bits b = fpk_from_double(&fpk_fp32, q, &c);
+        if (q > 0 && !(c.flags & (FPK_INEXACT | FPK_OVERFLOW)))
+            h->scale = b;
     }
     e->scale = h->scale;
 }
@@ -351,12 +365,11 @@ static char *series_name(const scale_file *f, const char *name)
 static void replay_fp8(opts *o, const scan *s)
 {
     scale_run *run = &o->run;
-    run->fp8s = cli_xcalloc(run->nfiles, sizeof *run->fp8s);
     history *hs = NULL;
     size_t nh = 0, caph = 0;
     for (size_t i = 0; i < run->nfiles; i++) {
         const scale_file *f = &run->files[i];
-        fp8_step *st = &run->fp8s[i];
+        scale_step *st = &run->steps[i];
         step_jobs sj;
         step_tensors(o, s, f, &sj);
         st->t = cli_xcalloc(sj.n, sizeof *st->t);
@@ -369,15 +382,15 @@ static void replay_fp8(opts *o, const scan *s)
                     cli_die(CLI_EXIT_USAGE, "%s: tensor %s twice", f->path, series);
             history *h = hist[j] = history_of(&hs, &nh, &caph, series, run->history);
             free(series);
-            fp8_entry *e = &st->t[st->n++];
-            e->name = h->name;
+            scale_entry *e = &st->t[st->n++];
+            e->name = scale_name(run, h->name);
             fp8_scale(run, h, e);
             sj.v[j].scale = exact_div(scale_f32(e->scale), f->loss_scale, f->path);
             sj.v[j].saturate = true;
         }
         run_step(s, &sj, o->c.threads);
         for (size_t j = 0; j < sj.n; j++) {
-            fp8_entry *e = &st->t[j];
+            scale_entry *e = &st->t[j];
             history *h = hist[j];
             e->c = sj.v[j].c;
             /* The amax recorded: of the unscaled gradient, inf if any
@@ -393,11 +406,8 @@ static void replay_fp8(opts *o, const scan *s)
         free(hist);
         free(sj.v);
     }
-    /* The entries point at the names, which the run keeps. */
-    run->names = cli_xcalloc(nh, sizeof *run->names);
-    run->nnames = nh;
     for (size_t i = 0; i < nh; i++) {
-        run->names[i] = hs[i].name;
+        free(hs[i].name);
         free(hs[i].amax);
     }
     free(hs);
@@ -478,7 +488,7 @@ static const cli_tool tool = {
 /* The options of one mode only: those of loss scaling, then those of --fp8. */
 static const int loss_only[] = {CLI_FORMAT, OPT_INIT_SCALE, OPT_GROWTH_FACTOR, OPT_BACKOFF_FACTOR,
                                 OPT_GROWTH_INTERVAL};
-static const int fp8_only[] = {OPT_FP8_FORMAT, OPT_HISTORY, CLI_MARGIN};
+static const int fp8_only[] = {OPT_FP8_FORMAT, OPT_HISTORY, CLI_MARGIN, CLI_FP8_SCALE};
 
 static bool given(const opts *o, int key)
 {
@@ -515,6 +525,9 @@ int main(int argc, char **argv)
     if (run->fp8)
         run->format = o.fp8_format;
     run->margin = o.c.margin;
+    run->rule = o.c.fp8_scale;
+    run->top = o.c.top;
+    run->all = o.c.all;
     if (!o.c.has_match)
         cli_set_match(&o.c, DEFAULT_MATCH);
     run->match = o.c.match_text;
@@ -526,6 +539,7 @@ int main(int argc, char **argv)
     if (!s.files.n)
         cli_die(CLI_EXIT_USAGE, "no dumps found: the paths hold no .npy or safetensors files");
     list_steps(run, &s);
+    run->steps = cli_xcalloc(run->nfiles, sizeof *run->steps);
     guard_outputs(&o);
     if (run->fp8)
         replay_fp8(&o, &s);
@@ -533,13 +547,12 @@ int main(int argc, char **argv)
         replay_loss(&o, &s);
     write_outputs(&o);
 
-    for (size_t i = 0; run->fp8 && i < run->nfiles; i++)
-        free(run->fp8s[i].t);
+    for (size_t i = 0; i < run->nfiles; i++)
+        free(run->steps[i].t);
     for (size_t i = 0; i < run->nnames; i++)
         free(run->names[i]);
     free(run->names);
-    free(run->fp8s);
-    free(run->loss);
+    free(run->steps);
     free(run->files);
     scan_free(&s);
     cli_common_free(&o.c);

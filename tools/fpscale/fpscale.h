@@ -29,32 +29,29 @@ typedef struct scale_counts {
     uint64_t underflow; /* ... that round to zero */
 } scale_counts;
 
-/* Loss mode: a step of GradScaler. */
-typedef struct loss_step {
-    fpk_bits scale;      /* fp32: the scale the step ran at */
-    bool skipped;        /* some scaled element was inf or NaN */
-    int64_t tracker;     /* GradScaler's growth tracker after the step */
-    fpk_bits next_scale; /* fp32: the scale after the update */
-    size_t tensors;
-    scale_counts c;
-} loss_step;
-
-/* FP8 mode: a tensor at a step. */
-typedef struct fp8_entry {
+/* A tensor at a step: what rounding it at the step's scale did. */
+typedef struct scale_entry {
     const char *name; /* owned by the run's name table */
+    scale_counts c;   /* overflow: overflowed (loss mode) or saturated (fp8) */
+    /* fp8 mode */
     fpk_bits scale;   /* fp32: the scale it was cast with */
     size_t history;   /* amaxes the scale was computed from */
     bool has_hist_amax;
     double hist_amax; /* their maximum (inf: one was non-finite) */
     double amax;      /* this step's amax (inf if it holds inf or NaN) */
-    scale_counts c;   /* overflow: saturated */
-} fp8_entry;
+} scale_entry;
 
-typedef struct fp8_step {
+/* A step: its tensors, and in loss mode what GradScaler did. */
+typedef struct scale_step {
     size_t n;
-    fp8_entry *t;
-    scale_counts sum;
-} fp8_step;
+    scale_entry *t;
+    scale_counts sum; /* over its tensors */
+    /* loss mode */
+    fpk_bits scale;      /* fp32: the scale the step ran at */
+    bool skipped;        /* some scaled element was inf or NaN */
+    int64_t tracker;     /* GradScaler's growth tracker after the step */
+    fpk_bits next_scale; /* fp32: the scale after the update */
+} scale_step;
 
 typedef struct scale_run {
     bool fp8;
@@ -68,12 +65,14 @@ typedef struct scale_run {
     /* fp8 mode */
     long history;
     int margin;
+    int rule; /* a scaling_rule: how the scales are rounded */
     size_t nfiles;
     scale_file *files; /* sorted by step */
-    loss_step *loss;   /* [nfiles] in loss mode */
-    fp8_step *fp8s;    /* [nfiles] in fp8 mode */
-    char **names;      /* fp8 mode: the tensors' names, in order of appearance */
-    size_t nnames;
+    scale_step *steps; /* [nfiles] */
+    char **names;      /* the tensors' names (fp8 mode: their series'), in order of appearance */
+    size_t nnames, capnames;
+    int top;  /* --top */
+    bool all; /* --all */
 } scale_run;
 
 /* fp32 encodings as doubles (exact). */
@@ -97,14 +96,21 @@ static inline fpk_bits scale_f32_int(int64_t i)
     return fpk_from_int64(&fpk_fp32, i, &c);
 }
 
+/* The name NAME in RUN's name table, added if new. */
+const char *scale_name(scale_run *run, const char *name);
+
 /* fpscale_out.c */
 /* The scale as text: "2^16" for a power of two, else its shortest decimal. */
 void scale_text_value(char *buf, size_t len, fpk_bits scale);
 /* The log2 of a power-of-two fp32 scale into *K; false if it is not one. */
 bool scale_log2(fpk_bits scale, int *k);
-void scale_text(const scale_run *run, FILE *out);
 json_t *scale_json(const scale_run *run);
-/* Plots the scale trajectory into PATH (.png or .svg) through plots/fpscale.gp. */
+/* Plots the scale trajectory, and the share that underflows and
+ * overflows per step, into PATH (.png or .svg) through plots/fpscale.gp. */
 void scale_plot(const scale_run *run, const char *path, int width, int height);
+
+/* fpscale_text.c: the summary, the worst tensors, the steps and with
+ * --all every tensor at every step. */
+void scale_text(const scale_run *run, FILE *out);
 
 #endif

@@ -1,5 +1,6 @@
-/* fpscale's outputs: the table, the JSON (fpscale(1) documents both) and
- * the plot of the scale trajectory through plots/fpscale.gp (gnuplot.h). */
+/* fpscale's outputs but the text: the JSON (fpscale(1), JSON OUTPUT) and
+ * the plot of the scale trajectory and of the share that underflows,
+ * through plots/fpscale.gp (gnuplot.h). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "cli.h"
 #include "fpscale.h"
 #include "gnuplot.h"
+#include "scaling.h"
 
 bool scale_log2(fpk_bits scale, int *k)
 {
@@ -34,113 +36,6 @@ void scale_text_value(char *buf, size_t len, fpk_bits scale)
         snprintf(buf, len, "2^%d", k);
     else
         fpk_format_shortest(&fpk_fp32, scale, buf, len);
-}
-
-/* A double as its shortest decimal. */
-static void shortest(char *buf, size_t len, double x)
-{
-    fpk_format_shortest(&fpk_fp64, scale_f64_bits(x), buf, len);
-}
-
-static void header(const scale_run *run, FILE *out)
-{
-    size_t lo = SIZE_MAX, hi = 0;
-    for (size_t i = 0; i < run->nfiles; i++) {
-        size_t n = run->fp8 ? run->fp8s[i].n : run->loss[i].tensors;
-        lo = n < lo ? n : lo;
-        hi = n > hi ? n : hi;
-    }
-    char range[48];
-    snprintf(range, sizeof range, lo == hi ? "%zu" : "%zu to %zu", lo, hi);
-    fprintf(out, "fpscale: %zu step%s, %s tensor%s a step matching %s%s\n", run->nfiles,
-            run->nfiles == 1 ? "" : "s", range, hi == 1 ? "" : "s", run->match,
-            run->grads_scaled ? ", divided by their loss_scale" : "");
-    char a[64], b[64], c[64]; /* e8m0's max, 2^127, exactly: 44 characters */
-    if (run->fp8) {
-        fpk_format_exact(run->format, run->format->max_finite, a, sizeof a);
-        fprintf(out, "FP8 delayed scaling in %s (max %s): history %ld, margin %d\n",
-                run->format->name, a, run->history, run->margin);
-    } else {
-        scale_text_value(a, sizeof a, run->init_scale);
-        shortest(b, sizeof b, run->growth_factor);
-        shortest(c, sizeof c, run->backoff_factor);
-        fprintf(
-            out,
-            "loss scaling in %s: init %s, growth %s every %" PRId64 " clean step%s, backoff %s\n",
-            run->format->name, a, b, run->growth_interval, run->growth_interval == 1 ? "" : "s", c);
-    }
-}
-
-/* The file name without its directories, for the table. */
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-static void text_loss(const scale_run *run, FILE *out)
-{
-    fprintf(out, "%8s %8s %7s %8s %7s %9s  %s\n", "step", "scale", "skipped", "overflow", "under %",
-            "nonzero", "file");
-    size_t skipped = 0;
-    for (size_t i = 0; i < run->nfiles; i++) {
-        const loss_step *s = &run->loss[i];
-        char sc[40], pct[8];
-        scale_text_value(sc, sizeof sc, s->scale);
-        fprintf(out, "%8" PRId64 " %8s %7s %8" PRIu64 " %7s %9" PRIu64 "  %s\n", run->files[i].step,
-                sc, s->skipped ? "yes" : "no", s->c.overflow + s->c.nonfinite,
-                cli_percent(pct, s->c.underflow, s->c.nonzero), s->c.nonzero,
-                base_name(run->files[i].path));
-        skipped += s->skipped;
-    }
-    char sc[40];
-    const loss_step *last = &run->loss[run->nfiles - 1];
-    scale_text_value(sc, sizeof sc, last->next_scale);
-    fprintf(out,
-            "%zu of %zu steps skipped; then scale %s, %" PRId64 " clean step%s toward growth\n",
-            skipped, run->nfiles, sc, last->tracker, last->tracker == 1 ? "" : "s");
-}
-
-static void text_fp8(const scale_run *run, FILE *out)
-{
-    /* a scale is 2^k or a float32's shortest decimal: 14 characters at most */
-    fprintf(out, "%8s %14s %10s %10s %7s %7s  %s\n", "step", "scale", "hist amax", "amax",
-            "satur %", "under %", "name");
-    scale_counts all = {0};
-    for (size_t i = 0; i < run->nfiles; i++) {
-        const fp8_step *s = &run->fp8s[i];
-        for (size_t j = 0; j < s->n; j++) {
-            const fp8_entry *e = &s->t[j];
-            char sc[40], ha[24] = "-", am[24], p1[8], p2[8];
-            scale_text_value(sc, sizeof sc, e->scale);
-            if (e->has_hist_amax)
-                snprintf(ha, sizeof ha, "%.4g", e->hist_amax);
-            snprintf(am, sizeof am, "%.4g", e->amax);
-            char *name = cli_printable(e->name);
-            fprintf(out, "%8" PRId64 " %14s %10s %10s %7s %7s  %s\n", run->files[i].step, sc, ha,
-                    am, cli_percent(p1, e->c.overflow, e->c.nonzero),
-                    cli_percent(p2, e->c.underflow, e->c.nonzero), name);
-            free(name);
-        }
-        all.nonzero += s->sum.nonzero;
-        all.overflow += s->sum.overflow;
-        all.underflow += s->sum.underflow;
-    }
-    char p1[8], p2[8];
-    fprintf(out,
-            "all steps: of %" PRIu64 " nonzero finite elements, %" PRIu64
-            " saturated (%s%%), %" PRIu64 " underflowed (%s%%)\n",
-            all.nonzero, all.overflow, cli_percent(p1, all.overflow, all.nonzero), all.underflow,
-            cli_percent(p2, all.underflow, all.nonzero));
-}
-
-void scale_text(const scale_run *run, FILE *out)
-{
-    header(run, out);
-    if (run->fp8)
-        text_fp8(run, out);
-    else
-        text_loss(run, out);
 }
 
 static json_t *frac(uint64_t n, uint64_t d)
@@ -179,6 +74,32 @@ static void json_counts(json_t *o, const scale_counts *c, const char *over)
     free(of);
 }
 
+/* The record of tensor E at the step of file F: its name and step, in fp8
+ * mode its scale and history, then its counts (OVER names the overflow's). */
+static json_t *entry_json(const scale_run *run, const scale_file *f, const scale_entry *e)
+{
+    json_t *t = json_object();
+    json_object_set_new(t, "name", json_string(e->name));
+    json_object_set_new(t, "step", json_integer(f->step));
+    if (run->fp8) {
+        json_object_set_new(t, "scale", json_real(scale_f32(e->scale)));
+        json_object_set_new(t, "scale_log2", jlog2(e->scale));
+        json_object_set_new(t, "history", jcount(e->history));
+        json_object_set_new(t, "history_amax",
+                            e->has_hist_amax ? finite_or_null(e->hist_amax) : json_null());
+        json_object_set_new(t, "amax", finite_or_null(e->amax));
+    }
+    json_counts(t, &e->c, run->fp8 ? "saturated" : "overflow");
+    return t;
+}
+
+static void add_all(scale_counts *all, const scale_counts *c)
+{
+    all->count += c->count, all->nonzero += c->nonzero;
+    all->nonfinite += c->nonfinite, all->overflow += c->overflow;
+    all->underflow += c->underflow;
+}
+
 json_t *scale_json(const scale_run *run)
 {
     json_t *j = json_object();
@@ -194,6 +115,8 @@ json_t *scale_json(const scale_run *run)
                             json_real(fpk_to_double(run->format, run->format->max_finite)));
         json_object_set_new(p, "history", json_integer(run->history));
         json_object_set_new(p, "margin", json_integer(run->margin));
+        json_object_set_new(p, "fp8_scale",
+                            json_string(scaling_rule_name((scaling_rule)run->rule)));
     } else {
         json_object_set_new(p, "init_scale", json_real(scale_f32(run->init_scale)));
         json_object_set_new(p, "growth_factor", json_real(run->growth_factor));
@@ -206,48 +129,31 @@ json_t *scale_json(const scale_run *run)
     scale_counts all = {0};
     for (size_t i = 0; i < run->nfiles; i++) {
         const scale_file *f = &run->files[i];
-        json_t *s = json_object();
+        const scale_step *st = &run->steps[i];
+        json_t *s = json_object(), *ts = json_array();
         json_object_set_new(s, "step", json_integer(f->step));
         json_object_set_new(s, "file", json_string(f->path));
         json_object_set_new(s, "step_from",
                             json_string(f->step_from_metadata ? "metadata" : "name"));
         if (run->grads_scaled)
             json_object_set_new(s, "loss_scale", json_real(f->loss_scale));
+        for (size_t k = 0; k < st->n; k++)
+            json_array_append_new(ts, entry_json(run, f, &st->t[k]));
         if (run->fp8) {
-            const fp8_step *st = &run->fp8s[i];
-            json_t *ts = json_array();
-            for (size_t k = 0; k < st->n; k++) {
-                const fp8_entry *e = &st->t[k];
-                json_t *t = json_object();
-                json_object_set_new(t, "name", json_string(e->name));
-                json_object_set_new(t, "scale", json_real(scale_f32(e->scale)));
-                json_object_set_new(t, "scale_log2", jlog2(e->scale));
-                json_object_set_new(t, "history", jcount(e->history));
-                json_object_set_new(t, "history_amax",
-                                    e->has_hist_amax ? finite_or_null(e->hist_amax) : json_null());
-                json_object_set_new(t, "amax", finite_or_null(e->amax));
-                json_counts(t, &e->c, "saturated");
-                json_array_append_new(ts, t);
-            }
             json_counts(s, &st->sum, "saturated");
             json_object_set_new(s, "tensors", ts);
-            all.count += st->sum.count, all.nonzero += st->sum.nonzero;
-            all.nonfinite += st->sum.nonfinite, all.overflow += st->sum.overflow;
-            all.underflow += st->sum.underflow;
         } else {
-            const loss_step *st = &run->loss[i];
             json_object_set_new(s, "scale", json_real(scale_f32(st->scale)));
             json_object_set_new(s, "scale_log2", jlog2(st->scale));
             json_object_set_new(s, "skipped", json_boolean(st->skipped));
-            json_object_set_new(s, "tensors", jcount(st->tensors));
-            json_counts(s, &st->c, "overflow");
+            json_object_set_new(s, "tensors", jcount(st->n));
+            json_counts(s, &st->sum, "overflow");
             json_object_set_new(s, "growth_tracker", json_integer(st->tracker));
             json_object_set_new(s, "next_scale", json_real(scale_f32(st->next_scale)));
+            json_object_set_new(s, "per_tensor", ts);
             skipped += st->skipped;
-            all.count += st->c.count, all.nonzero += st->c.nonzero;
-            all.nonfinite += st->c.nonfinite, all.overflow += st->c.overflow;
-            all.underflow += st->c.underflow;
         }
+        add_all(&all, &st->sum);
         json_array_append_new(steps, s);
     }
     json_object_set_new(j, "steps", steps);
@@ -256,24 +162,32 @@ json_t *scale_json(const scale_run *run)
     if (!run->fp8) {
         json_object_set_new(t, "skipped", jcount(skipped));
         json_object_set_new(t, "final_scale",
-                            json_real(scale_f32(run->loss[run->nfiles - 1].next_scale)));
+                            json_real(scale_f32(run->steps[run->nfiles - 1].next_scale)));
     }
     json_counts(t, &all, run->fp8 ? "saturated" : "overflow");
     json_object_set_new(j, "total", t);
     return j;
 }
 
+/* A percentage N/D for the plot, 0 when D is 0. */
+static double percent(uint64_t n, uint64_t d)
+{
+    return d ? 100.0 * (double)n / (double)d : 0.0;
+}
+
 /* The data: per series (the run in loss mode, a tensor in fp8 mode) a
- * block headed by its quoted name, lines "STEP SCALE MARKED", blocks
- * apart by two blank lines.  Returns the number of blocks. */
+ * block headed by its quoted name, lines "STEP SCALE MARKED"; then a last
+ * block "shares", lines "STEP UNDER OVER MARKED" (percentages of the
+ * step's nonzero finite elements); blocks two blank lines apart.
+ * Returns the number of scale blocks. */
 static int plot_data(const scale_run *run, FILE *fp)
 {
     int blocks = 0;
     if (!run->fp8) {
         fprintf(fp, "\"loss scale\"\n");
         for (size_t i = 0; i < run->nfiles; i++)
-            fprintf(fp, "%" PRId64 " %.17g %d\n", run->files[i].step, scale_f32(run->loss[i].scale),
-                    run->loss[i].skipped);
+            fprintf(fp, "%" PRId64 " %.17g %d\n", run->files[i].step,
+                    scale_f32(run->steps[i].scale), run->steps[i].skipped);
         blocks = 1;
     }
     for (size_t n = 0; run->fp8 && n < run->nnames; n++) {
@@ -282,11 +196,19 @@ static int plot_data(const scale_run *run, FILE *fp)
             fputc(*c == '"' || *c == '\\' ? '\'' : *c, fp);
         fputs("\"\n", fp);
         for (size_t i = 0; i < run->nfiles; i++)
-            for (size_t j = 0; j < run->fp8s[i].n; j++)
-                if (run->fp8s[i].t[j].name == run->names[n])
+            for (size_t j = 0; j < run->steps[i].n; j++)
+                if (run->steps[i].t[j].name == run->names[n])
                     fprintf(fp, "%" PRId64 " %.17g %d\n", run->files[i].step,
-                            scale_f32(run->fp8s[i].t[j].scale), run->fp8s[i].t[j].c.overflow > 0);
+                            scale_f32(run->steps[i].t[j].scale), run->steps[i].t[j].c.overflow > 0);
         blocks++;
+    }
+    fputs("\n\n\"shares\"\n", fp);
+    for (size_t i = 0; i < run->nfiles; i++) {
+        const scale_step *st = &run->steps[i];
+        uint64_t over = st->sum.overflow + (run->fp8 ? 0 : st->sum.nonfinite);
+        fprintf(fp, "%" PRId64 " %.17g %.17g %d\n", run->files[i].step,
+                percent(st->sum.underflow, st->sum.nonzero), percent(over, st->sum.nonzero),
+                run->fp8 ? over > 0 : st->skipped);
     }
     return blocks;
 }
@@ -296,12 +218,14 @@ void scale_plot(const scale_run *run, const char *path, int width, int height)
     gp_plot p;
     gp_begin(&p, path, "fpscale.gp");
     int blocks = plot_data(run, p.data);
-    char *title = run->fp8 ? cli_strf("FP8 delayed scaling (%s, history %ld, margin %d)",
-                                      run->format->name, run->history, run->margin)
+    char *title = run->fp8 ? cli_strf("FP8 delayed scaling (%s, history %ld, margin %d, %s scales)",
+                                      run->format->name, run->history, run->margin,
+                                      scaling_rule_name((scaling_rule)run->rule))
                            : cli_strf("dynamic loss scaling (%s)", run->format->name);
-    char *vars = cli_strf("width=%d; height=%d; mode='%s'; blocks=%d; title='%s'", width, height,
-                          run->fp8 ? "fp8" : "loss", blocks, title);
-    free(title);
+    char *q_title = gp_quote(title);
+    char *vars = cli_strf("width=%d; height=%d; mode='%s'; blocks=%d; title=%s; fmt='%s'", width,
+                          height, run->fp8 ? "fp8" : "loss", blocks, q_title, run->format->name);
+    free(q_title), free(title);
     gp_end(&p, vars);
     free(vars);
 }

@@ -42,6 +42,8 @@ static const cli_opt options[] = {
      .help = "the weights: a dump file or directory ..."},
     {.key = OPT_UPDATES, .name = "--updates", .value = "B",
      .help = "... and the updates (gradients with --lr), the same names"},
+    {.key = CLI_TOP},
+    {.key = CLI_ALL, .help = "after the summary, the full tables of every tensor"},
     {.key = CLI_JSON},
     {.key = CLI_PLOT, .help = "lost fractions per tensor and format, or the sweep; .png or .svg"},
     {.key = CLI_PLOT_SIZE},
@@ -56,8 +58,8 @@ static const cli_opt options[] = {
 };
 
 static const char *const synopsis[] = {
-    "--formats --lr --lr-sweep --steps --seeds --match --json --plot --plot-size --threads "
-    "--quiet PATH...",
+    "--formats --lr --lr-sweep --steps --seeds --match --top --all --json --plot --plot-size "
+    "--threads --quiet PATH...",
     "[options] !--weights !--updates",
     NULL,
 };
@@ -128,6 +130,7 @@ static void add_row(opts *o, const scan *s, size_t *cap, const char *p, size_t w
     r->uname = cli_strf("%s", tu->t.name);
     r->wt = w;
     r->ut = u;
+    r->step = s->steps[tw->file];
     r->ndim = tw->t.ndim;
     memcpy(r->shape, tw->t.shape, sizeof r->shape);
     sw_row_alloc(run, r);
@@ -355,6 +358,8 @@ int main(int argc, char **argv)
                                      NULL);
     cli_parse(&tool, &o.c, argc, argv, &o);
     o.run.seeds = o.c.seeds;
+    o.run.top = o.c.top;
+    o.run.all = o.c.all;
     o.run.nformats = o.c.nformats;
     memcpy(o.run.formats, o.c.formats, sizeof o.c.formats);
     bool has_lr = o.has_lr, steps_given = o.steps_given,

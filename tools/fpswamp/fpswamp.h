@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "fpkit-tensor.h"
+#include "scan.h"
 
 /* The bins of the effective-update ratio r = |w1 - w0| / |dw|:
  * r = 0, (0, 1/4), [1/4, 1/2), [1/2, 3/4), [3/4, 1), r = 1, (1, 5/4],
@@ -42,6 +43,7 @@ typedef struct sw_row {
     char *wfile, *ufile;  /* where the weight and the update are */
     char *wname, *uname;  /* their tensor names */
     size_t wt, ut;        /* their indices in the scan's tensors */
+    scan_step step;       /* the weight file's step */
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
     uint64_t count;     /* elements */
@@ -64,6 +66,8 @@ typedef struct sw_run {
     size_t nfiles, nrows;
     sw_row *rows;
     sw_row total;
+    int top;  /* --top */
+    bool all; /* --all */
 } sw_run;
 
 /* fpswamp_calc.c */
@@ -95,11 +99,14 @@ double sw_drift_signed_mean(const sw_row *r, const sw_acc *a);
 void sw_seed_stats(const sw_row *r, const sw_acc *acc, int seeds,
                    double (*get)(const sw_row *, const sw_acc *), double *mean, double *sd);
 /* fpswamp_out.c */
-/* The name tables and plots show: P, after the weight file's base name
- * without its extension when the run has several files; "total". */
+/* The name the plots show: P, after the weight file's base name without
+ * its extension when the run has several files; "total". */
 void sw_row_label(const sw_run *run, const sw_row *r, char *buf, size_t len);
-void sw_text(const sw_run *run, FILE *out);
 json_t *sw_json(const sw_run *run);
+
+/* fpswamp_text.c: the summary, the worst tensors, the steps and with
+ * --all every tensor (fpswamp(1), TEXT OUTPUT). */
+void sw_text(const sw_run *run, FILE *out);
 
 /* fpswamp_plot.c: the lost fractions per tensor and format (RNE), or with a
  * sweep the lost fraction against the learning rate, into PATH (.png or

@@ -1,4 +1,4 @@
-/* fpswamp's tables and JSON (fpswamp(1), TEXT OUTPUT and JSON OUTPUT). */
+/* fpswamp's JSON (fpswamp(1), JSON OUTPUT) and the rows' labels. */
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
@@ -6,24 +6,7 @@
 
 #include "cli.h"
 #include "fpswamp.h"
-
-/* A percentage for tables: "-" for NaN, "0" and "100" only when exact,
- * "<0.01", ">99.99", or two decimals; LIMIT false lets it pass 100. */
-static const char *pct(char *buf, double f, bool limit)
-{
-    if (isnan(f))
-        return "-";
-    if (f == 0)
-        return "0";
-    if (limit && f == 1)
-        return "100";
-    if (f < 0.0001)
-        return "<0.01";
-    if (limit && f > 0.9999)
-        return ">99.99";
-    snprintf(buf, 16, "%.2f", 100 * f);
-    return buf;
-}
+#include "summary.h"
 
 void sw_row_label(const sw_run *run, const sw_row *r, char *buf, size_t len)
 {
@@ -45,107 +28,6 @@ void sw_row_label(const sw_run *run, const sw_row *r, char *buf, size_t len)
         free(stem);
     }
     free(name);
-}
-
-static void lost_line(const sw_run *run, const sw_row *r, int j, FILE *out)
-{
-    const sw_fmt *f = &r->fmt[j];
-    char b[9][16], label[512];
-    double m, sd, hm, hsd;
-    sw_seed_stats(r, f->sr, run->seeds, sw_lost_frac, &m, &sd);
-    sw_seed_stats(r, f->sr, run->seeds, sw_half_frac, &hm, &hsd);
-    sw_row_label(run, r, label, sizeof label);
-    fprintf(out, "%10" PRIu64 " %7s %7s %7s %6s %7s %7s %7s %7s %7s  %s\n", r->nonzero,
-            pct(b[0], sw_lost_frac(r, &f->rne), true), pct(b[1], sw_half_frac(r, &f->rne), true),
-            pct(b[2], m, true), r->nonzero ? pct(b[3], sd, true) : "-", pct(b[4], hm, true),
-            pct(b[5], sw_lost_frac(r, &f->kahan), true),
-            pct(b[6], sw_half_frac(r, &f->kahan), true), pct(b[7], sw_lost_frac(r, &r->master), true),
-            pct(b[8], sw_half_frac(r, &r->master), true), label);
-}
-
-static void drift_line(const sw_run *run, const sw_row *r, int j, FILE *out)
-{
-    const sw_fmt *f = &r->fmt[j];
-    char b[5][16], label[512];
-    double m, sd;
-    sw_seed_stats(r, f->sr, run->seeds, sw_drift_mean, &m, &sd);
-    sw_row_label(run, r, label, sizeof label);
-    fprintf(out, "%10" PRIu64 " %8s %8s %7s %8s %8s  %s\n", r->nonzero,
-            pct(b[0], sw_drift_mean(r, &f->rne), false), pct(b[1], m, false),
-            r->nonzero ? pct(b[2], sd, false) : "-", pct(b[3], sw_drift_mean(r, &f->kahan), false),
-            pct(b[4], sw_drift_mean(r, &r->master), false), label);
-}
-
-static void sweep_text(const sw_run *run, FILE *out)
-{
-    fprintf(out, "Percentage of the nonzero updates lost (update -lr * grad/P, round to nearest "
-                 "even), all tensors:\n");
-    fprintf(out, "%12s", "lr");
-    for (int j = 0; j < run->nformats; j++)
-        fprintf(out, " %8s", run->formats[j]->name);
-    fputc('\n', out);
-    for (int p = 0; p < run->sweep_n; p++) {
-        fprintf(out, "%12.6g", run->sweep_lr[p]);
-        for (int j = 0; j < run->nformats; j++) {
-            char b[16];
-            uint64_t n = run->total.sweep_lost[p * run->nformats + j];
-            fprintf(out, " %8s",
-                    pct(b, run->total.nonzero ? (double)n / (double)run->total.nonzero : NAN,
-                        true));
-        }
-        fputc('\n', out);
-    }
-}
-
-void sw_text(const sw_run *run, FILE *out)
-{
-    fprintf(out,
-            "fpswamp: %zu tensor%s in %zu file%s, %" PRIu64 " elements, %" PRIu64
-            " nonzero updates; ",
-            run->nrows, run->nrows == 1 ? "" : "s", run->nfiles, run->nfiles == 1 ? "" : "s",
-            run->total.count, run->total.nonzero);
-    if (run->grad && run->main_report)
-        fprintf(out, "dw = -%.17g * grad", run->lr);
-    else if (run->grad)
-        fprintf(out, "dw = -lr * grad");
-    else
-        fprintf(out, "dw = the update");
-    if (run->main_report)
-        fprintf(out, "; %d step%s; SR over %d seed%s", run->steps, run->steps == 1 ? "" : "s",
-                run->seeds, run->seeds == 1 ? "" : "s");
-    fputc('\n', out);
-    if (run->main_report) {
-        fprintf(out, "Percentages of the nonzero updates lost entirely (lost: w + dw rounds to w) "
-                     "and more than half lost (half):\n");
-        for (int j = 0; j < run->nformats; j++) {
-            fprintf(out, "\n%-10s %15s %22s %15s %15s\n", run->formats[j]->name, "rne",
-                    "sr (mean, sd)", "kahan", "fp32 master");
-            fprintf(out, "%10s %7s %7s %7s %6s %7s %7s %7s %7s %7s  %s\n", "nonzero", "lost", "half",
-                    "lost", "sd", "half", "lost", "half", "lost", "half", "name");
-            for (size_t i = 0; i < run->nrows; i++)
-                lost_line(run, &run->rows[i], j, out);
-            lost_line(run, &run->total, j, out);
-        }
-        if (run->steps > 1) {
-            fprintf(out, "\nDrift after %d steps: mean over the elements of |wK - (w0 + K dw)| / "
-                         "|K dw|, in %%:\n",
-                    run->steps);
-            for (int j = 0; j < run->nformats; j++) {
-                fprintf(out, "\n%-10s %8s %17s %8s %8s\n", run->formats[j]->name, "rne",
-                        "sr (mean, sd)", "kahan", "fp32");
-                fprintf(out, "%10s %8s %8s %7s %8s %8s  %s\n", "nonzero", "", "", "", "",
-                        "master", "name");
-                for (size_t i = 0; i < run->nrows; i++)
-                    drift_line(run, &run->rows[i], j, out);
-                drift_line(run, &run->total, j, out);
-            }
-        }
-    }
-    if (run->sweep_n) {
-        if (run->main_report)
-            fputc('\n', out);
-        sweep_text(run, out);
-    }
 }
 
 static json_t *real(double v)
@@ -270,6 +152,7 @@ static json_t *row_json(const sw_run *run, const sw_row *r)
         json_object_set_new(o, "update", json_string(r->uname));
         json_object_set_new(o, "file", json_string(r->wfile));
         json_object_set_new(o, "update_file", json_string(r->ufile));
+        json_object_set_new(o, "step", summary_step_json(&r->step));
         json_object_set_new(o, "shape", shape);
     } else {
         json_object_set_new(o, "tensors", cli_json_count(run->nrows));
