@@ -195,7 +195,7 @@ void grad_report_plots(const grad_run *run, const struct outdir *d, const grad_p
     o = (grad_plot_opts){.width = 330, .height = 230, .logy = true, .small = true};
     for (size_t k = 0; k < n; k++) {
         const grad_row *r = &run->rows[rows[k]];
-        char name[32];
+        char name[48];
         snprintf(name, sizeof name, "tensors/%04zu.png", k);
         char *path = outdir_file(d, name);
         char *t = r->has_step ? cli_strf("%s, step %" PRId64, r->name, r->step)
