@@ -6,7 +6,8 @@
  * nonzero finite element (zero, subnormal, normal, overflow) depends on
  * its magnitude alone and never decreases as the magnitude grows: three
  * float32 magnitudes, found once per call by bisection with the library's
- * own rounding, split the four.  (RUP and RDN round the two signs
+ * own rounding (fpki_stats_thresholds, which the device statistics use
+ * too), split the four.  (RUP and RDN round the two signs
  * differently, and a format without a sign makes every negative element
  * NaN: then each sign has its three, compared against the whole
  * encoding.)  The counts are then how many elements lie below each
@@ -77,22 +78,9 @@ static double f32_value(uint32_t a)
 static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_round mode,
                                   uint32_t sign)
 {
-    fpk_ctx c = fpki_stats_ctx(s);
-    c.round = mode;
-    thresholds th;
-    for (int k = 0; k < 3; k++) {
-        fpki_stats_class want = (fpki_stats_class)(k + 1);
-        uint32_t lo = k ? th.t[k - 1] : 1, hi = F32_INF;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (fpki_stats_classify(f, f32_value(sign | mid), s->scale, &c) >= want)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        th.t[k] = lo;
-    }
-    return th;
+    uint64_t t[3];
+    fpki_stats_thresholds(s, f, mode, sign != 0, &fpk_fp32, t);
+    return (thresholds){{(uint32_t)t[0], (uint32_t)t[1], (uint32_t)t[2]}};
 }
 
 /* The thresholds found last on this thread, by format, scale, mode and
