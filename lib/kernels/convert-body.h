@@ -1,9 +1,7 @@
 /* The conversion and widening kernels' portable bodies (kernels.h:
  * fpki_convert_fn, fpki_widen_fn), instantiated by convert_c.c,
  * convert_avx2.c and convert_avx512.c: branch-free integer code on float32
- * encodings, a block at a time, that the compiler vectorises.  The one
- * exception, a rare element that needs a scalar fix-up (a subnormal fp16
- * to widen), is found by a vector OR over its block first. */
+ * encodings, a block at a time, that the compiler vectorises. */
 #ifndef FPKIT_CONVERT_BODY_H
 #define FPKIT_CONVERT_BODY_H
 
@@ -332,25 +330,28 @@ FPKI_INLINE uint32_t fpki_widen_one(const fpk_format *f, uint32_t b, bool daz)
     return s | (uint32_t)((int)e - f->bias + 127) << 23 | man << (23 - m);
 }
 
-/* fp16 to float32 for a whole block: normals, zeros, infinities and NaNs
- * branch-free; returns whether any element was a subnormal, left for
- * fpki_widen_one (or made a zero under DAZ). */
-FPKI_INLINE bool fpki_widen_fp16_block(const uint16_t *restrict x, uint32_t *restrict z,
+/* fp16 to float32 for a whole block, as fpki_widen_one gives it, free of
+ * branches: a subnormal man * 2^-24 is the float32 conversion of man
+ * (exact: man < 2^10) with its exponent lowered by 24, or under DAZ a
+ * zero. */
+FPKI_INLINE void fpki_widen_fp16_block(const uint16_t *restrict x, uint32_t *restrict z,
                                        uint32_t daz)
 {
-    uint32_t any_sub = 0;
     for (int i = 0; i < FPKI_BLOCK; i++) {
         uint32_t h = x[i];
         uint32_t s = (h & 0x8000u) << 16, e = h >> 10 & 31, mag = (h & 0x7fffu) << 13;
+        uint32_t man = h & 0x3ffu, sub;
+        float man_f = (float)(int32_t)man;
+        memcpy(&sub, &man_f, sizeof sub);
+        sub = fpki_select((man != 0) & (daz ^ 1), sub - (24u << 23), 0);
         uint32_t r =
-            fpki_select(e == 31, mag | FPKI_F32_INF, fpki_select(e != 0, mag + (112u << 23), 0));
-        any_sub |= (e == 0) & (mag != 0);
+            fpki_select(e == 31, mag | FPKI_F32_INF, fpki_select(e != 0, mag + (112u << 23), sub));
         z[i] = s | r;
     }
-    return any_sub & (daz ^ 1);
 }
 
-/* fpki_widen_fn's body: a block at a time, the last one padded. */
+/* fpki_widen_fn's body: a block at a time, the last one padded; fp16 by
+ * fpki_widen_fp16_block, bf16 by a shift, the 8-bit formats by a table. */
 FPKI_INLINE void fpki_widen_generic(fpki_kformat from, const void *restrict x, uint32_t *restrict z,
                                     size_t n, bool daz)
 {
@@ -373,10 +374,7 @@ FPKI_INLINE void fpki_widen_generic(fpki_kformat from, const void *restrict x, u
         else
             memcpy(in, (const uint16_t *)x + i, 2 * k);
         if (from == FPKI_KFORMAT_FP16) {
-            if (fpki_widen_fp16_block(in, out, flush))
-                for (size_t j = 0; j < k; j++)
-                    if ((in[j] & 0x7c00u) == 0)
-                        out[j] = fpki_widen_one(f, in[j], daz);
+            fpki_widen_fp16_block(in, out, flush);
         } else if (from == FPKI_KFORMAT_BF16) {
             for (int j = 0; j < FPKI_BLOCK; j++)
                 out[j] = (uint32_t)in[j] << 16 &
