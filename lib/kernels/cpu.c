@@ -59,15 +59,9 @@ const char *fpk_array_isa(void)
 /* Each algorithm's sets, indexed by fpki_isa: outside x86-64, the portable
  * set in every place. */
 #if FPKI_X86
-#define FPKI_SETS(c, avx2, avx512)                                                                 \
-    {                                                                                              \
-        c, avx2, avx512                                                                            \
-    }
+#define FPKI_SETS(c, avx2, avx512) {c, avx2, avx512}
 #else
-#define FPKI_SETS(c, avx2, avx512)                                                                 \
-    {                                                                                              \
-        c, c, c                                                                                    \
-    }
+#define FPKI_SETS(c, avx2, avx512) {c, c, c}
 #endif
 
 fpki_convert_fn *const fpki_convert_fns[FPKI_ISA_COUNT] =
@@ -83,8 +77,9 @@ fpki_sqerr_fn *const fpki_sqerr_fns[FPKI_ISA_COUNT] =
 fpki_quantize_sqerr_fn *const fpki_quantize_sqerr_fns[FPKI_ISA_COUNT] =
     FPKI_SETS(fpki_quantize_sqerr_c, fpki_quantize_sqerr_avx2, fpki_quantize_sqerr_avx512);
 /* (AVX2 has no one-pass kernel for both) */
-fpki_stats_quantize_sqerr_fn *const fpki_stats_quantize_sqerr_fns[FPKI_ISA_COUNT] = FPKI_SETS(
-    fpki_stats_quantize_sqerr_c, fpki_stats_quantize_sqerr_c, fpki_stats_quantize_sqerr_avx512);
+fpki_stats_quantize_sqerr_fn *const fpki_stats_quantize_sqerr_fns[FPKI_ISA_COUNT] =
+    FPKI_SETS(fpki_stats_quantize_sqerr_c, fpki_stats_quantize_sqerr_c,
+              fpki_stats_quantize_sqerr_avx512);
 fpki_mx_amax_fn *const fpki_mx_amax_fns[FPKI_ISA_COUNT] =
     FPKI_SETS(fpki_mx_amax_c, fpki_mx_amax_avx2, fpki_mx_amax_avx512);
 fpki_mx_scale_down_fn *const fpki_mx_scale_down_fns[FPKI_ISA_COUNT] =
