@@ -157,13 +157,33 @@ AVX512_INLINE void bq16_sums(__m512 x, __m512 y, __mmask16 counted, __m512d *lx,
     le[1] = _mm512_add_pd(le[1], _mm512_maskz_mul_pd(c1, e1, e1));
 }
 
-/* fpki_blockq_fold of the lanes L. */
-AVX512_INLINE double bq16_fold(const __m512d *l)
+/* SUMS[0] and SUMS[1] := fpki_blockq_fold of the lanes LX and LE, side
+ * by side: the same additions in the same order. */
+AVX512_INLINE void bq16_fold(const __m512d *lx, const __m512d *le, double *sums)
 {
-    __m512d s8 = _mm512_add_pd(l[0], l[1]);
-    __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s8), _mm512_extractf64x4_pd(s8, 1));
-    __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+    __m512d sx = _mm512_add_pd(lx[0], lx[1]), se = _mm512_add_pd(le[0], le[1]);
+    __m512d s4 = _mm512_add_pd(_mm512_shuffle_f64x2(sx, se, 0x44), _mm512_shuffle_f64x2(sx, se, 0xee));
+    __m512d s2 = _mm512_add_pd(s4, _mm512_permutex_pd(s4, 0x4e));
+    __m512d s1 = _mm512_add_pd(s2, _mm512_permute_pd(s2, 0x55));
+    sums[0] = _mm512_cvtsd_f64(s1);
+    sums[1] = _mm256_cvtsd_f64(_mm512_extractf64x4_pd(s1, 1));
+}
+
+/* The counts in lanes of their own (zeros, flushed, subnormal,
+ * saturated), summed at the end of a call or every 2^28 vectors. */
+typedef struct bq16_counts {
+    __m512i zeros, flushed, subnormal, saturated;
+    size_t vectors;
+} bq16_counts;
+
+AVX512_INLINE void bq16_counts_flush(bq16_counts *v, fpki_blockq_counts *cnt)
+{
+    cnt->zeros += (uint32_t)_mm512_reduce_add_epi32(v->zeros);
+    cnt->flushed += (uint32_t)_mm512_reduce_add_epi32(v->flushed);
+    cnt->subnormal += (uint32_t)_mm512_reduce_add_epi32(v->subnormal);
+    cnt->saturated += (uint32_t)_mm512_reduce_add_epi32(v->saturated);
+    v->zeros = v->flushed = v->subnormal = v->saturated = _mm512_setzero_si512();
+    v->vectors = 0;
 }
 
 /* One block of W elements, not a NaN block (blockq-body.h's
@@ -171,14 +191,13 @@ AVX512_INLINE double bq16_fold(const __m512d *l)
 AVX512_INLINE void bq16_block(const bq16 *c, fpk_round mode, fpki_blockq_how how,
                               const fpki_blockq_block *b, int32_t bias, const uint32_t *x,
                               size_t w, uint64_t index, uint8_t *codes, uint32_t *y,
-                              double *sums, fpki_blockq_counts *cnt, bq16_masks *fm)
+                              double *sums, bq16_counts *vc, bq16_masks *fm)
 {
     const __m512i toff = _mm512_set1_epi32(bias - 127 - (how == FPKI_BLOCKQ_POW2 ? b->k : 0));
     const __m512 mf = _mm512_castsi512_ps(_mm512_set1_epi32((int)b->m));
     const __m512 dec = _mm512_castsi512_ps(_mm512_set1_epi32((int)b->decode));
     const __m512i qnan = _mm512_set1_epi32((int)FPKI_F32_QNAN);
     __m512d lx[2] = {_mm512_setzero_pd(), _mm512_setzero_pd()}, le[2] = {lx[0], lx[1]};
-    uint32_t zeros = 0, flushed = 0, subnormal = 0, saturated = 0;
     for (size_t i = 0; i < w; i += 16) {
         __mmask16 live = first_lanes(w - i);
         __m512i xv = _mm512_maskz_loadu_epi32(live, x + i);
@@ -196,11 +215,17 @@ AVX512_INLINE void bq16_block(const bq16 *c, fpk_round mode, fpki_blockq_how how
         __mmask16 counted = _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, c->one),
                                                     _mm512_sub_epi32(c->inf, c->one));
         bq16_sums(xf, yv, counted, lx, le);
-        zeros += (uint32_t)__builtin_popcount((__mmask16)(live & ~_mm512_test_epi32_mask(a, a)));
-        flushed += (uint32_t)__builtin_popcount(_mm512_mask_testn_epi32_mask(counted, km, km));
-        subnormal += (uint32_t)__builtin_popcount(_mm512_mask_cmplt_epu32_mask(
-            counted, _mm512_sub_epi32(km, c->one), _mm512_sub_epi32(c->min_norm, c->one)));
-        saturated += (uint32_t)__builtin_popcount((__mmask16)(counted & m.of));
+        vc->zeros = _mm512_mask_add_epi32(vc->zeros, _mm512_mask_testn_epi32_mask(live, a, a),
+                                          vc->zeros, c->one);
+        vc->flushed = _mm512_mask_add_epi32(vc->flushed, _mm512_mask_testn_epi32_mask(counted, km, km),
+                                            vc->flushed, c->one);
+        vc->subnormal = _mm512_mask_add_epi32(
+            vc->subnormal,
+            _mm512_mask_cmplt_epu32_mask(counted, _mm512_sub_epi32(km, c->one),
+                                         _mm512_sub_epi32(c->min_norm, c->one)),
+            vc->subnormal, c->one);
+        vc->saturated = _mm512_mask_add_epi32(vc->saturated, (__mmask16)(counted & m.of),
+                                              vc->saturated, c->one);
         fm->ix |= m.ix & live;
         fm->uf |= m.uf & live;
         fm->of |= m.of & live;
@@ -211,12 +236,8 @@ AVX512_INLINE void bq16_block(const bq16 *c, fpk_round mode, fpki_blockq_how how
         if (y)
             _mm512_mask_storeu_ps(y + i, live, yv);
     }
-    sums[0] = bq16_fold(lx);
-    sums[1] = bq16_fold(le);
-    cnt->zeros += zeros;
-    cnt->flushed += flushed;
-    cnt->subnormal += subnormal;
-    cnt->saturated += saturated;
+    bq16_fold(lx, le, sums);
+    vc->vectors += (w + 15) / 16;
 }
 
 /* A NaN block: the NaN, no flags; zeros and non-finite inputs counted. */
@@ -246,6 +267,8 @@ AVX512_INLINE void bq16_run(const fpki_blockq_plan *p, fpk_round mode, fpki_bloc
 {
     const bq16 c = bq16_setup(p);
     bq16_masks fm = {0, 0, 0, 0, 0};
+    bq16_counts vc = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                      _mm512_setzero_si512(), 0};
     for (size_t i = 0, j = 0; i < n; i += w, j++) {
         size_t len = n - i < w ? n - i : w;
         if (i % 256 < w)
@@ -255,8 +278,11 @@ AVX512_INLINE void bq16_run(const fpki_blockq_plan *p, fpk_round mode, fpki_bloc
                            sums + 2 * j, cnt);
         else
             bq16_block(&c, mode, how, &b[j], p->bias, x + i, len, index + i,
-                       codes ? codes + i : NULL, y ? y + i : NULL, sums + 2 * j, cnt, &fm);
+                       codes ? codes + i : NULL, y ? y + i : NULL, sums + 2 * j, &vc, &fm);
+        if (vc.vectors >= (size_t)1 << 28)
+            bq16_counts_flush(&vc, cnt);
     }
+    bq16_counts_flush(&vc, cnt);
     cnt->flags |= (fm.ix ? FPK_INEXACT : 0) | (fm.uf ? FPK_UNDERFLOW : 0) |
                   (fm.of ? FPK_OVERFLOW : 0);
     cnt->flags |= (fm.inf ? p->inf_flags : 0) | (fm.nan ? p->nan_flags : 0);
@@ -286,30 +312,76 @@ TARGET_AVX512 void fpki_blockq_avx512(const fpki_blockq_plan *p, const fpki_bloc
 #undef RUN
 }
 
-/* fpki_blockq_extremes_fn: per block, sixteen lanes of extremes, reduced
- * at its end. */
+/* R[j] := the largest (MIN: least) of the 16 lanes of V[j], for 16
+ * vectors: halving the vectors and the lanes per vector at each step
+ * (their 256-bit halves, 128-bit quarters, pairs of lanes, then lanes),
+ * then one permute into order. */
+AVX512_INLINE __m512i fold16(const __m512i *v, bool min)
+{
+#define PICK(a, b) (min ? _mm512_min_epu32(a, b) : _mm512_max_epu32(a, b))
+    __m512i t[8], u[4], w[2];
+    for (int p = 0; p < 8; p++)
+        t[p] = PICK(_mm512_shuffle_i32x4(v[2 * p], v[2 * p + 1], 0x44),
+                    _mm512_shuffle_i32x4(v[2 * p], v[2 * p + 1], 0xee));
+    for (int q = 0; q < 4; q++)
+        u[q] = PICK(_mm512_shuffle_i32x4(t[2 * q], t[2 * q + 1], 0x88),
+                    _mm512_shuffle_i32x4(t[2 * q], t[2 * q + 1], 0xdd));
+    for (int r = 0; r < 2; r++)
+        w[r] = PICK(_mm512_unpacklo_epi64(u[2 * r], u[2 * r + 1]),
+                    _mm512_unpackhi_epi64(u[2 * r], u[2 * r + 1]));
+    /* quarter c of w[0]: blocks c and c + 4, two lanes each; of w[1]:
+     * blocks c + 8 and c + 12 */
+    __m512i m0 = PICK(w[0], _mm512_shuffle_epi32(w[0], _MM_PERM_CDAB));
+    __m512i m1 = PICK(w[1], _mm512_shuffle_epi32(w[1], _MM_PERM_CDAB));
+    __m512i r = _mm512_mask_blend_epi32(0xaaaa, m0, m1);
+    return _mm512_permutexvar_epi32(
+        _mm512_set_epi32(15, 11, 7, 3, 13, 9, 5, 1, 14, 10, 6, 2, 12, 8, 4, 0), r);
+#undef PICK
+}
+
+/* fpki_blockq_extremes_fn: per block, sixteen lanes of extremes; sixteen
+ * blocks' lanes folded at once (fold16). */
 TARGET_AVX512 void fpki_blockq_extremes_avx512(const uint32_t *x, size_t n, size_t w,
                                                uint32_t *amax, uint32_t *amin, uint8_t *nonfinite)
 {
     const __m512i mag = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
     const __m512i one = _mm512_set1_epi32(1), inf1 = _mm512_set1_epi32(0x7f800000 - 1);
-    for (size_t i = 0, j = 0; i < n; i += w, j++) {
-        size_t len = n - i < w ? n - i : w;
-        __m512i hi = _mm512_setzero_si512(), lo = inf, top = hi;
-        for (size_t k = 0; k < len; k += 16) {
-            __mmask16 live = first_lanes(len - k);
-            if ((i + k) % 256 == 0)
-                _mm_prefetch((const char *)(x + i + k) + FPKI_PREFETCH, _MM_HINT_T1);
-            __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i + k), mag);
-            top = _mm512_max_epu32(top, a);
-            hi = _mm512_mask_max_epu32(hi, _mm512_cmplt_epu32_mask(a, inf), hi, a);
-            lo = _mm512_mask_min_epu32(lo, _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, one), inf1),
-                                       lo, a);
+    size_t nb = (n + w - 1) / w;
+    if (nb < 4) { /* too few to fold together */
+        fpki_blockq_extremes_generic(x, n, w, amax, amin, nonfinite);
+        return;
+    }
+    for (size_t j0 = 0; j0 < nb; j0 += 16) {
+        __m512i hi[16], lo[16];
+        uint32_t nf = 0;
+        size_t g = nb - j0 < 16 ? nb - j0 : 16;
+        for (size_t j = 0; j < 16; j++) {
+            hi[j] = _mm512_setzero_si512();
+            lo[j] = inf;
+            if (j >= g)
+                continue;
+            size_t i = (j0 + j) * w, len = n - i < w ? n - i : w;
+            __mmask16 top = 0;
+            for (size_t k = 0; k < len; k += 16) {
+                __mmask16 live = first_lanes(len - k);
+                if ((i + k) % 256 < 16)
+                    _mm_prefetch((const char *)(x + i + k) + FPKI_PREFETCH, _MM_HINT_T1);
+                __m512i a = _mm512_and_si512(_mm512_maskz_loadu_epi32(live, x + i + k), mag);
+                __mmask16 fin = _mm512_cmplt_epu32_mask(a, inf);
+                top |= (__mmask16)~fin;
+                hi[j] = _mm512_mask_max_epu32(hi[j], fin, hi[j], a);
+                lo[j] = _mm512_mask_min_epu32(lo[j], _mm512_cmplt_epu32_mask(_mm512_sub_epi32(a, one), inf1),
+                                              lo[j], a);
+            }
+            nf |= (uint32_t)(top != 0) << j;
         }
-        uint32_t h = _mm512_reduce_max_epu32(hi), l = _mm512_reduce_min_epu32(lo);
-        amax[j] = h > amax[j] ? h : amax[j];
-        amin[j] = l < amin[j] ? l : amin[j];
-        nonfinite[j] |= _mm512_reduce_max_epu32(top) >= 0x7f800000u;
+        __mmask16 t = first_lanes(g);
+        _mm512_mask_storeu_epi32(amax + j0, t,
+                                 _mm512_max_epu32(_mm512_maskz_loadu_epi32(t, amax + j0), fold16(hi, false)));
+        _mm512_mask_storeu_epi32(amin + j0, t,
+                                 _mm512_min_epu32(_mm512_maskz_loadu_epi32(t, amin + j0), fold16(lo, true)));
+        for (size_t j = 0; nf && j < g; j++)
+            nonfinite[j0 + j] |= (uint8_t)(nf >> j & 1);
     }
 }
 #endif

@@ -277,26 +277,6 @@ fpki_block_plan fpki_block_plan_of(const fpk_recipe_plan *t, uint32_t amax, bool
     return fpki_amax_plan(m, amax == 0);
 }
 
-uint32_t fpki_f32_to_small(const fpk_format *f, uint32_t q)
-{
-    if (q == 0)
-        return 0;
-    /* Q = SIG * 2^(E - 23), rounded on the grid 2^QE of its binade, or of
-     * F's subnormals below them; the multiple N of 2^QE is F's encoding
-     * counted from its least subnormal, a carry moving into the
-     * exponent. */
-    uint32_t ef = q >> 23, sig = (q & 0x7fffffu) | (ef ? 0x800000u : 0);
-    int e = (ef ? (int)ef : 1) - 127, lead = 31 - __builtin_clz(sig);
-    int fl = e - 23 + lead, m = f->man_bits;
-    int qe = (fl > f->emin ? fl : f->emin) - m, shift = qe - (e - 23);
-    if (shift > 25)
-        return 0;
-    uint32_t n = sig >> shift, rem = sig & ((UINT32_C(1) << shift) - 1);
-    uint32_t half = UINT32_C(1) << (shift - 1);
-    n += rem > half || (rem == half && (n & 1));
-    return (uint32_t)(qe - (f->emin - m)) * (UINT32_C(1) << m) + n;
-}
-
 /* The tensor's plan: NVFP4's global scales from its amax, a delayed
  * amax from H. */
 int fpk_recipe_plan_init(fpk_recipe_plan *p, const fpk_recipe *r, size_t rows, size_t cols,

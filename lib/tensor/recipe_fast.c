@@ -92,6 +92,26 @@ static void fast_free(fast_state *f)
     free(f->have);
 }
 
+uint32_t fpki_f32_to_small(const fpk_format *f, uint32_t q)
+{
+    if (q == 0)
+        return 0;
+    /* Q = SIG * 2^(E - 23), rounded on the grid 2^QE of its binade, or of
+     * F's subnormals below them; the multiple N of 2^QE is F's encoding
+     * counted from its least subnormal, a carry moving into the
+     * exponent. */
+    uint32_t ef = q >> 23, sig = (q & 0x7fffffu) | (ef ? 0x800000u : 0);
+    int e = (ef ? (int)ef : 1) - 127, lead = 31 - __builtin_clz(sig);
+    int fl = e - 23 + lead, m = f->man_bits;
+    int qe = (fl > f->emin ? fl : f->emin) - m, shift = qe - (e - 23);
+    if (shift > 25)
+        return 0;
+    uint32_t n = sig >> shift, rem = sig & ((UINT32_C(1) << shift) - 1);
+    uint32_t half = UINT32_C(1) << (shift - 1);
+    n += rem > half || (rem == half && (n & 1));
+    return (uint32_t)(qe - (f->emin - m)) * (UINT32_C(1) << m) + n;
+}
+
 /* fpki_plan_key_of in host arithmetic. */
 static fpki_plan_key fast_key(const fast_state *f, uint32_t amax)
 {
@@ -166,8 +186,12 @@ static fpki_block_plan fast_plan(fast_state *f, uint32_t amax, bool nonfinite)
     const fpk_recipe *r = &f->t->recipe;
     if (nonfinite)
         return fpki_block_plan_of(f->t, amax, true);
-    if (!fpki_keyed(r))
-        return fpki_amax_plan(fast_multiplier(f, amax), amax == 0);
+    if (!fpki_keyed(r)) { /* fpki_amax_plan, the decoding scale 1/m in host arithmetic */
+        fpki_block_plan p = {.how = FPKI_SCALE_MUL, .zero = amax == 0};
+        p.m = fast_multiplier(f, amax);
+        p.decode = p.scale = bits32(1.0f / f32(p.m));
+        return p;
+    }
     fpki_plan_key key = fast_key(f, amax);
     size_t at;
     if (fpki_pow2_rule(r->rule)) {
@@ -184,50 +208,58 @@ static fpki_block_plan fast_plan(fast_state *f, uint32_t amax, bool nonfinite)
     return f->plan[at];
 }
 
-/* What the fast rows need, per call. */
+/* What the fast rows need, per call: the kernels and their plans; per
+ * block of the block rows in hand its extremes and its kernel block;
+ * per block run of the rows in hand (one row's part of a block) its
+ * kernel block again, its scaling and its sums. */
 typedef struct fast_rows {
     fpki_blockq_fn *quantize;
     fpki_blockq_extremes_fn *extremes;
     fpki_blockq_plan kp[3]; /* by fpki_blockq_how */
     uint32_t *amax, *amin;
-    uint8_t *nonfinite, *how;
-    fpki_blockq_block *kb;
+    uint8_t *nonfinite;
+    fpki_blockq_block *kb, *run_kb;
+    uint8_t *how, *run_how; /* fpki_blockq_how, 3 for a NaN block (any) */
     double *sums;
 } fast_rows;
 
 /* The kernels' scaling for a block's. */
-static fpki_blockq_how kernel_how(fpki_scaling how)
+static uint8_t kernel_how(const fpki_block_plan *p)
 {
-    return how == FPKI_SCALE_POW2 ? FPKI_BLOCKQ_POW2
-           : how == FPKI_SCALE_DIV ? FPKI_BLOCKQ_DIV
-                                   : FPKI_BLOCKQ_MUL;
+    return p->nan                     ? 3
+           : p->how == FPKI_SCALE_POW2 ? FPKI_BLOCKQ_POW2
+           : p->how == FPKI_SCALE_DIV  ? FPKI_BLOCKQ_DIV
+                                       : FPKI_BLOCKQ_MUL;
 }
 
-/* One row I of T (at X) in the blocks of FR, the first at block B0 of
- * NB, each W wide: runs of blocks that scale alike (a NaN block with
- * any), each run by one kernel call. */
-static void fast_row(const fpk_recipe_plan *t, const fast_rows *fr, const float *x, size_t i,
-                     size_t w, size_t nb, fpk_quantized *q, fpk_recipe_stats *s,
-                     fpki_blockq_counts *c)
+/* N elements at X, element AT of the view first, in the NB block runs of
+ * FR, each W wide (the last maybe shorter): runs of blocks that scale
+ * alike, each by one kernel call. */
+static void fast_run(const fast_rows *fr, const float *x, size_t at, size_t n, size_t w,
+                     size_t nb, fpk_quantized *q, fpk_recipe_stats *s, fpki_blockq_counts *c)
 {
-    const size_t cols = t->cols;
     for (size_t j0 = 0; j0 < nb;) {
         size_t j1 = j0 + 1;
-        int how = fr->how[j0];
-        while (j1 < nb && (fr->how[j1] == how || fr->how[j1] == 3 || how == 3)) {
-            how = how == 3 ? fr->how[j1] : how;
+        int how = fr->run_how[j0];
+        while (j1 < nb && (fr->run_how[j1] == how || fr->run_how[j1] == 3 || how == 3)) {
+            how = how == 3 ? fr->run_how[j1] : how;
             j1++;
         }
-        size_t c0 = j0 * w, c1 = j1 * w < cols ? j1 * w : cols, at = i * cols + c0;
-        fr->quantize(&fr->kp[how == 3 ? 0 : how], fr->kb + j0, w,
-                     (const uint32_t *)(const void *)(x + c0), c1 - c0, at,
-                     q->codes ? q->codes + at : NULL,
-                     q->y ? (uint32_t *)(void *)(q->y + at) : NULL, fr->sums + 2 * j0, c);
+        size_t c0 = j0 * w, c1 = j1 * w < n ? j1 * w : n;
+        fr->quantize(&fr->kp[how == 3 ? 0 : how], fr->run_kb + j0, w,
+                     (const uint32_t *)(const void *)(x + c0), c1 - c0, at + c0,
+                     q->codes ? q->codes + at + c0 : NULL,
+                     q->y ? (uint32_t *)(void *)(q->y + at + c0) : NULL, fr->sums + 2 * j0, c);
         j0 = j1;
     }
     if (s)
         fpki_recipe_stats_sums(s, fr->sums, nb);
 }
+
+/* The elements a kernel call takes at most (where rows hold whole
+ * blocks, consecutive rows are one run): enough for the calls' own costs
+ * to vanish, few enough for their inputs to stay in the cache. */
+#define FAST_STEP 4096
 
 int fpki_recipe_fast_rows(const fpk_recipe_plan *t, const float *in, size_t row0, size_t nrows,
                           fpk_quantized *q, fpk_recipe_stats *s, fpki_isa isa)
@@ -240,17 +272,24 @@ int fpki_recipe_fast_rows(const fpk_recipe_plan *t, const float *in, size_t row0
     fpk_recipe_blocks(r, rows, cols, &br, &bc);
     const size_t bh = r->block_rows ? r->block_rows : rows, bw = r->block_cols ? r->block_cols : cols;
     const bool part_of_one = br * bc == 1 && nrows != rows;
+    /* rows of whole blocks follow each other as one run; blocks one row
+     * high, several block rows a step */
+    const bool runs = cols % bw == 0;
+    const size_t step_rows = runs && cols < FAST_STEP ? FAST_STEP / cols : 1;
+    const size_t step_brows = bh == 1 ? step_rows : 1;
     fast_state f;
     fast_rows fr = {.quantize = fpki_blockq_fns[isa], .extremes = fpki_blockq_extremes_fns[isa]};
-    fr.amax = malloc(bc * sizeof *fr.amax);
-    fr.amin = malloc(bc * sizeof *fr.amin);
-    fr.nonfinite = malloc(bc);
-    fr.how = malloc(bc);
-    fr.kb = malloc(bc * sizeof *fr.kb);
-    fr.sums = malloc(2 * bc * sizeof *fr.sums);
+    fr.amax = malloc(bc * step_brows * sizeof *fr.amax);
+    fr.amin = malloc(bc * step_brows * sizeof *fr.amin);
+    fr.nonfinite = malloc(bc * step_brows);
+    fr.kb = malloc(bc * step_brows * sizeof *fr.kb);
+    fr.how = malloc(bc * step_brows);
+    fr.run_kb = bh == 1 ? fr.kb : malloc(bc * step_rows * sizeof *fr.run_kb);
+    fr.run_how = bh == 1 ? fr.how : malloc(bc * step_rows);
+    fr.sums = malloc(2 * bc * step_rows * sizeof *fr.sums);
     int rc = FPK_OK;
     if (!fast_init(&f, t) || !fr.amax || !fr.amin || !fr.nonfinite || !fr.how || !fr.kb ||
-        !fr.sums) {
+        !fr.run_kb || !fr.run_how || !fr.sums) {
         rc = FPK_ENOMEM;
         goto done;
     }
@@ -260,36 +299,59 @@ int fpki_recipe_fast_rows(const fpk_recipe_plan *t, const float *in, size_t row0
     fpki_fpenv env;
     fpki_fp_default(&env);
     fpki_blockq_counts c = {0};
-    for (size_t bi = row0 / bh; bi * bh < end; bi++) {
-        size_t r0 = bi * bh < row0 ? row0 : bi * bh, r1 = bi * bh + bh < end ? bi * bh + bh : end;
+    for (size_t bi = row0 / bh; bi * bh < end;) {
+        /* block rows BI .. BI + NBR - 1, rows R0 .. R1 - 1 of them here */
+        size_t nbr = bh == 1 && end - bi < step_brows ? end - bi : step_brows, nb = nbr * bc;
+        size_t r0 = bi * bh < row0 ? row0 : bi * bh;
+        size_t r1 = (bi + nbr) * bh < end ? (bi + nbr) * bh : end;
         bool first = bi * bh >= row0;
+        const float *x0 = in + (r0 - row0) * cols;
         if (part_of_one) {
             memcpy(&fr.amax[0], &t->tensor.amax, sizeof *fr.amax);
             memcpy(&fr.amin[0], &t->tensor.amin, sizeof *fr.amin);
             fr.amin[0] = fr.amin[0] ? fr.amin[0] : FPKI_F32_INFINITY;
             fr.nonfinite[0] = t->tensor.nonfinite;
         } else {
-            for (size_t j = 0; j < bc; j++) {
+            for (size_t j = 0; j < nb; j++) {
                 fr.amax[j] = 0;
                 fr.amin[j] = FPKI_F32_INFINITY;
                 fr.nonfinite[j] = 0;
             }
-            for (size_t i = r0; i < r1; i++)
-                fr.extremes((const uint32_t *)(const void *)(in + (i - row0) * cols), cols, bw,
-                            fr.amax, fr.amin, fr.nonfinite);
+            if (runs && bh == 1)
+                fr.extremes((const uint32_t *)(const void *)x0, nb * bw, bw, fr.amax, fr.amin,
+                            fr.nonfinite);
+            else if (bc == 1) /* a block of whole rows: one run */
+                fr.extremes((const uint32_t *)(const void *)x0, (r1 - r0) * cols,
+                            (r1 - r0) * cols, fr.amax, fr.amin, fr.nonfinite);
+            else
+                for (size_t i = r0; i < r1; i++)
+                    fr.extremes((const uint32_t *)(const void *)(x0 + (i - r0) * cols), cols, bw,
+                                fr.amax, fr.amin, fr.nonfinite);
         }
-        for (size_t j = 0; j < bc; j++) {
+        for (size_t j = 0; j < nb; j++) {
             fpki_block_plan p = fast_plan(&f, fr.amax[j], fr.nonfinite[j]);
             fr.kb[j] = (fpki_blockq_block){.k = p.k, .m = p.m, .decode = p.decode, .nan = p.nan};
-            fr.how[j] = p.nan ? 3 : (uint8_t)kernel_how(p.how);
+            fr.how[j] = kernel_how(&p);
             if (first && q->scales)
                 q->scales[bi * bc + j] = p.scale;
             if (first && s)
                 fpki_recipe_stats_block(s, &p, fr.amax[j],
                                         fr.amin[j] < FPKI_F32_INFINITY ? fr.amin[j] : 0);
         }
-        for (size_t i = r0; i < r1; i++)
-            fast_row(t, &fr, in + (i - row0) * cols, i, bw, bc, q, s, &c);
+        /* the rows, STEP_ROWS a kernel call where they are one run (each
+         * its block row's blocks, in order) */
+        for (size_t i0 = r0; i0 < r1;) {
+            size_t i1 = runs ? (r1 - i0 < step_rows ? r1 : i0 + step_rows) : i0 + 1;
+            if (bh > 1)
+                for (size_t i = i0; i < i1; i++) {
+                    memcpy(fr.run_kb + (i - i0) * bc, fr.kb, bc * sizeof *fr.kb);
+                    memcpy(fr.run_how + (i - i0) * bc, fr.how, bc);
+                }
+            fast_run(&fr, x0 + (i0 - r0) * cols, i0 * cols, (i1 - i0) * cols, bw, (i1 - i0) * bc,
+                     q, s, &c);
+            i0 = i1;
+        }
+        bi += nbr;
     }
     fpki_fp_restore(&env);
     q->flags |= c.flags;
@@ -303,6 +365,8 @@ int fpki_recipe_fast_rows(const fpk_recipe_plan *t, const float *in, size_t row0
     }
 done:
     fast_free(&f);
+    if (bh > 1)
+        free(fr.run_kb), free(fr.run_how);
     free(fr.amax), free(fr.amin), free(fr.nonfinite), free(fr.how), free(fr.kb), free(fr.sums);
     return rc;
 }
