@@ -16,8 +16,8 @@
  *     blocks as fpgrad makes them, next to MPFR's rounding into the same
  *     element format alone;
  *   - recipes (fpk_recipe_quantize: codes, scales, values and the
- *     recipe's statistics) for MXFP8, DeepSeek's 1x128 FP8 blocks, NVFP4
- *     and NVFP4 with the RHT, over a slice viewed as rows of 128;
+ *     recipe's statistics), every preset, over the data viewed as rows of
+ *     128 (delayed scaling from a history holding 1.0);
  *   - fpgrad's statistics for fp16, bf16, e4m3 and e5m2 at once
  *     (fpk_stats_add_array) next to fpk_stats_add on the same values as
  *     doubles;
@@ -44,7 +44,8 @@
  * fpk_stats_add.  Melem/s counts input elements; GB/s input bytes (8 a
  * double for fpk_stats_add, 4 elsewhere).
  *
- * Usage: bench_bulk FPGRAD SAMPLE-DIR   (make bench passes both) */
+ * Usage: bench_bulk FPGRAD SAMPLE-DIR [recipes]   (make bench passes the
+ * first two; with "recipes", only the plain read and the recipes' rows) */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -313,33 +314,48 @@ static double time_calls(const fpk_format *f, size_t call, void *out)
     return best;
 }
 
-/* fpk_recipe_quantize of a slice under the recipe NAME, codes, scales,
- * values and statistics out, the time scaled to N elements. */
+/* fpk_recipe_quantize of the data, viewed as rows of 128, under the
+ * recipe NAME: codes, scales, values and statistics out. */
 static double time_recipe(const char *name)
 {
     fpk_recipe r;
     if (fpk_recipe_parse(name, &r, NULL))
         die(name);
-    size_t rows = SLICE / 128, br, bc, nb = fpk_recipe_blocks(&r, rows, 128, &br, &bc);
-    uint8_t *codes = xmalloc(SLICE);
+    size_t rows = N / 128, br, bc, nb = fpk_recipe_blocks(&r, rows, 128, &br, &bc);
+    uint8_t *codes = xmalloc(N);
     uint32_t *scales = xmalloc(nb * sizeof *scales);
-    float *y = xmalloc(SLICE * sizeof *y);
+    float *y = xmalloc(N * sizeof *y);
+    fpk_amax_history h;
+    fpk_amax_history_init(&h, r.history ? r.history : 1);
+    fpk_amax_history_push(&h, 1.0);
+    fpk_recipe_stats *st = xmalloc(sizeof *st);
     double best = 1e30;
     for (int k = 0; k < REPS; k++) {
-        fpk_recipe_stats *st = xmalloc(sizeof *st);
         fpk_recipe_stats_init(st, &r);
         fpk_quantized q = {.codes = codes, .scales = scales, .y = y};
         double t0 = cpu_now();
-        if (fpk_recipe_quantize(&r, (const float *)(const void *)data, rows, 128, NULL, &q, st,
-                                NULL))
+        if (fpk_recipe_quantize(&r, (const float *)(const void *)data, rows, 128,
+                                r.history ? &h : NULL, &q, st, NULL))
             die(name);
         double t = cpu_now() - t0;
-        sink += codes[SLICE / 2] + st->flushed;
-        free(st);
+        sink += codes[N / 2] + st->flushed;
         best = t < best ? t : best;
     }
+    free(st);
     free(codes), free(scales), free(y);
-    return best * (double)N / SLICE;
+    return best;
+}
+
+/* The plain read and every preset's rows. */
+static void recipe_rows(double read)
+{
+    for (size_t k = 0; fpk_recipe_presets[k]; k++) {
+        char what[64], extra[64];
+        double t = time_recipe(fpk_recipe_presets[k]);
+        snprintf(what, sizeof what, "recipe %s, with statistics", fpk_recipe_presets[k]);
+        snprintf(extra, sizeof extra, "%5.1f%% of the plain read's speed", 100 * read / t);
+        row(what, t, N, extra);
+    }
 }
 
 /* The squared errors of fake quantisation into F (an SQNR's sums): in one
@@ -743,8 +759,8 @@ static void numpy(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: bench_bulk FPGRAD SAMPLE-DIR\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "recipes") == 0)) {
+        fprintf(stderr, "usage: bench_bulk FPGRAD SAMPLE-DIR [recipes]\n");
         return 2;
     }
     load_average("before");
@@ -753,6 +769,12 @@ int main(int argc, char **argv)
     make_data(argv[2]);
     double read = time_read();
     row("plain read (the floor)", read, N, "");
+    if (argc == 4) {
+        recipe_rows(read);
+        load_average("after");
+        printf("checksum %016llx\n", (unsigned long long)sink);
+        return 0;
+    }
 
     void *out = xmalloc(N * 4);
     static const fpk_format *const targets[] = {&fpk_fp16, &fpk_bf16, &fpk_tf32, &fpk_e4m3,
@@ -818,15 +840,7 @@ int main(int argc, char **argv)
         row(mx[m].what, t, N, extra);
     }
     free(out);
-    static const char *const recipes[] = {"mxfp8-e4m3", "mxfp4", "fp8-block128", "nvfp4",
-                                          "nvfp4-rht"};
-    for (size_t k = 0; k < sizeof recipes / sizeof recipes[0]; k++) {
-        char what[64], extra[64];
-        double t = time_recipe(recipes[k]);
-        snprintf(what, sizeof what, "recipe %s, with statistics", recipes[k]);
-        snprintf(extra, sizeof extra, "%5.1f%% of the plain read's speed", 100 * read / t);
-        row(what, t, N, extra);
-    }
+    recipe_rows(read);
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t += 3) {
         double one = time_sqerr(targets[t], true), two = time_sqerr(targets[t], false);
         char what[64], extra[64];

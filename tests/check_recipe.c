@@ -5,7 +5,8 @@
  * under each power-of-two rule); torchao's outputs committed in
  * tests/data/recipes/golden.bin (make-golden.py), compared bit for bit;
  * parsing, the canonical strings, the packed layouts, the statistics and
- * their JSON. */
+ * their JSON.  tests/check_recipe_fast compares the fast paths with the
+ * general one. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -522,75 +523,6 @@ START_TEST(test_stats)
 }
 END_TEST
 
-/* The fast element loop against the reference one (FPK_RECIPE_SCALAR),
- * every preset and rule on random blocks of every magnitude with zeros,
- * subnormals, ties, infinities and NaNs: codes, scales, values, flags and
- * statistics identical. */
-START_TEST(test_fast_vs_scalar)
-{
-    const char *recipes[] = {"mxfp8-e4m3", "mxfp8-e5m2", "mxfp6-e2m3", "mxfp6-e3m2", "mxfp4",
-                             "e4m3/e8m0/ceil/1x32", "e2m1/e8m0/even/1x32",
-                             "e5m2/e8m0/rceil/1x32", "e4m3/fp32/floor/1x32",
-                             "e2m1/e4m3/rceil/1x16", "fp8-tensor-current", "fp8-block128",
-                             "fp8-block128x128", "e4m3/fp32/amax/1x0,margin=2,pow2",
-                             "e2m1/e4m3/amax/1x16", "nvfp4", "nvfp4-2d", "nvfp4-rht",
-                             "e2m1/e4m3/nvfp4-torchao/1x16", "e2m1/e4m3/nvfp4-div/16x16"};
-    enum { ROWS = 64, COLS = 256, N = ROWS * COLS };
-    static float x[N], y1[N], y2[N];
-    static uint8_t c1[N], c2[N];
-    static uint32_t s1[N], s2[N];
-    static fpk_recipe_stats st1, st2;
-    tu_rng rng;
-    tu_rng_init(&rng, tu_seed(SUITE));
-    tu_report rep;
-    tu_report_init(&rep, SUITE);
-    for (int round = 0; round < 4; round++)
-        for (size_t k = 0; k < sizeof recipes / sizeof recipes[0]; k++) {
-            for (size_t i = 0; i < N; i++) {
-                /* a scale per row from 2^-150 to 2^127, values around it */
-                uint32_t row_exp = (uint32_t)((i / COLS * 37 + (unsigned)round * 11) % 256);
-                uint64_t u = tu_rng_next(&rng);
-                uint32_t e = row_exp < 8 ? (uint32_t)(u >> 40) % 8 : row_exp - (u >> 60 & 7);
-                uint32_t b = (uint32_t)(u & 0x807fffff) | (e > 254 ? 254 : e) << 23;
-                switch (u >> 56 & 31) {
-                case 0: b = 0; break;
-                case 1: b = (uint32_t)u & 0x807fffff; break;   /* subnormal */
-                case 2: b &= 0xfff00000; break;                 /* short: ties */
-                }
-                if (round == 3 && i % 997 == 5)
-                    b = i % 2 ? 0x7f800000 : 0xffc00001;
-                memcpy(&x[i], &b, sizeof b);
-            }
-            fpk_recipe r = recipe(recipes[k]);
-            fpk_quantized q1 = {.codes = c1, .scales = s1, .y = y1};
-            fpk_quantized q2 = {.codes = c2, .scales = s2, .y = y2};
-            fpk_recipe_stats_init(&st1, &r);
-            fpk_recipe_stats_init(&st2, &r);
-            setenv("FPK_RECIPE_SCALAR", "1", 1);
-            ck_assert(fpk_recipe_quantize(&r, x, ROWS, COLS, NULL, &q1, &st1, NULL) == 0);
-            unsetenv("FPK_RECIPE_SCALAR");
-            ck_assert(fpk_recipe_quantize(&r, x, ROWS, COLS, NULL, &q2, &st2, NULL) == 0);
-            size_t br, bc, nb = fpk_recipe_blocks(&r, ROWS, COLS, &br, &bc);
-            for (size_t j = 0; j < nb; j++)
-                tu_check(&rep, r.scale, (ref_result){s1[j], 0}, s2[j], 0, "%s scale %zu",
-                         recipes[k], j);
-            for (size_t i = 0; i < N; i++) {
-                tu_check(&rep, r.elem, (ref_result){c1[i], 0}, c2[i], 0, "%s code %zu (%a)",
-                         recipes[k], i, (double)x[i]);
-                if (bits_of(y1[i]) != bits_of(y2[i]))
-                    tu_fail(&rep, "%s value %zu (%a): %a, scalar %a", recipes[k], i,
-                            (double)x[i], (double)y2[i], (double)y1[i]);
-            }
-            if (q1.flags != q2.flags || q1.global != q2.global ||
-                memcmp(&st1, &st2, sizeof st1))
-                tu_fail(&rep, "%s: flags %x/%x, global or statistics differ", recipes[k],
-                        q2.flags, q1.flags);
-        }
-    tu_report_line(&rep, "fast loop against the reference loop");
-    ck_assert_uint_eq(tu_report_done(&rep), 0);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("recipe");
@@ -607,7 +539,6 @@ int main(void)
     tcase_add_test(tc, test_delayed);
     tcase_add_test(tc, test_rht);
     tcase_add_test(tc, test_stats);
-    tcase_add_test(tc, test_fast_vs_scalar);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

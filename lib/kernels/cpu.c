@@ -86,3 +86,9 @@ fpki_mx_scale_down_fn *const fpki_mx_scale_down_fns[FPKI_ISA_COUNT] =
     FPKI_SETS(fpki_mx_scale_down_c, fpki_mx_scale_down_avx2, fpki_mx_scale_down_avx512);
 fpki_mx_scale_up_fn *const fpki_mx_scale_up_fns[FPKI_ISA_COUNT] =
     FPKI_SETS(fpki_mx_scale_up_c, fpki_mx_scale_up_avx2, fpki_mx_scale_up_avx512);
+fpki_blockq_fn *const fpki_blockq_fns[FPKI_ISA_COUNT] =
+    FPKI_SETS(fpki_blockq_c, fpki_blockq_avx2, fpki_blockq_avx512);
+fpki_blockq_extremes_fn *const fpki_blockq_extremes_fns[FPKI_ISA_COUNT] =
+    FPKI_SETS(fpki_blockq_extremes_c, fpki_blockq_extremes_avx2, fpki_blockq_extremes_avx512);
+fpki_rht16_fn *const fpki_rht16_fns[FPKI_ISA_COUNT] =
+    FPKI_SETS(fpki_rht16_c, fpki_rht16_avx2, fpki_rht16_avx512);

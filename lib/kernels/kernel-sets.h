@@ -24,5 +24,9 @@ fpki_stats_quantize_sqerr_fn fpki_stats_quantize_sqerr_c, fpki_stats_quantize_sq
 fpki_mx_amax_fn fpki_mx_amax_c, fpki_mx_amax_avx2, fpki_mx_amax_avx512;
 fpki_mx_scale_down_fn fpki_mx_scale_down_c, fpki_mx_scale_down_avx2, fpki_mx_scale_down_avx512;
 fpki_mx_scale_up_fn fpki_mx_scale_up_c, fpki_mx_scale_up_avx2, fpki_mx_scale_up_avx512;
+fpki_blockq_fn fpki_blockq_c, fpki_blockq_avx2, fpki_blockq_avx512;
+fpki_blockq_extremes_fn fpki_blockq_extremes_c, fpki_blockq_extremes_avx2,
+    fpki_blockq_extremes_avx512;
+fpki_rht16_fn fpki_rht16_c, fpki_rht16_avx2, fpki_rht16_avx512;
 
 #endif

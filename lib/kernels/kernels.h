@@ -209,6 +209,89 @@ typedef bool fpki_mx_scale_up_fn(const fpki_mx_span *s, const uint32_t *q, const
                                  uint32_t *y, size_t n, uint32_t counts[2]);
 extern fpki_mx_scale_up_fn *const fpki_mx_scale_up_fns[FPKI_ISA_COUNT];
 
+/* Block quantisation (the recipes' elements, lib/tensor/recipe_fast.c):
+ * one row's run of elements across consecutive blocks, each block
+ * scaled by its own factor and rounded into an element format of at
+ * most 8 bits, saturating, under RNE or SR.  The format's constants, the
+ * mode and how blocks scale (fpki_blockq_plan_init fills them):
+ * POW2 scales exactly by 2^-k on the exponent, MUL and DIV round V * m
+ * or V / m to float32 first (host arithmetic, which the default
+ * environment makes IEEE's). */
+typedef enum fpki_blockq_how { FPKI_BLOCKQ_POW2, FPKI_BLOCKQ_MUL, FPKI_BLOCKQ_DIV } fpki_blockq_how;
+typedef struct fpki_blockq_plan {
+    fpki_blockq_how how;
+    fpk_round mode;                 /* FPK_RNE or FPK_SR */
+    uint64_t seed_mix;              /* SR: fpki_sr_mix(seed) */
+    uint32_t sr_shift;              /* SR: 32 - sr_bits */
+    int32_t man_bits, bias, emin;   /* the element format's */
+    uint32_t maxf, sign_bit, nan;   /* its largest finite magnitude, sign, NaN */
+    bool fnuz;                      /* no -0 */
+    /* MUL, DIV: what an infinite scaled value (0 * inf: a NaN) rounds
+     * to: the core's magnitude (NaN: encoding), flags, and its value as
+     * float32 bits */
+    uint32_t inf_code, inf_flags, inf_value;
+    uint32_t nan_code, nan_flags, nan_value;
+} fpki_blockq_plan;
+
+/* A plan for element format F (at most 8 bits, signed, normal largest
+ * value), MODE, SR's SEED and SR_BITS; the infinite case from the core. */
+void fpki_blockq_plan_init(fpki_blockq_plan *p, const fpk_format *f, fpki_blockq_how how,
+                           fpk_round mode, uint64_t seed, int sr_bits);
+
+/* One block: POW2's k, MUL's or DIV's m (float32 bits), the decoding
+ * scale (values are the code's times DECODE, rounded to float32), and
+ * whether it holds a NaN or an infinity (every element the NaN). */
+typedef struct fpki_blockq_block {
+    int32_t k;
+    uint32_t m, decode, nan;
+} fpki_blockq_block;
+
+/* What the elements add up to: counts of those in, flags ORed. */
+typedef struct fpki_blockq_counts {
+    uint64_t zeros, nonfinite, flushed, saturated, subnormal;
+    unsigned flags;
+} fpki_blockq_counts;
+
+/* The sum of the sixteen lanes L in the order every path adds them:
+ * L[i] += L[i + h] for h = 8, 4, 2, 1, then L[0]. */
+static inline double fpki_blockq_fold(double *l)
+{
+    for (int h = 8; h; h /= 2)
+        for (int i = 0; i < h; i++)
+            l[i] += l[i + h];
+    return l[0];
+}
+
+/* The N elements X of one row (encodings; element i with SR counter
+ * INDEX + i) in blocks of W elements, the first at X, the last maybe
+ * shorter, block j scaled by B[j]: CODES[i] and Y[i] (the value, float32
+ * bits; each may be NULL); SUMS[2j] and SUMS[2j + 1] := the sums of the
+ * squares of block j's elements and of their errors (Y - X), over its
+ * nonzero finite elements (none in a NaN block), element i of the block
+ * in lane i % 16, each lane added in order, folded by fpki_blockq_fold;
+ * the counts and flags into C. */
+typedef void fpki_blockq_fn(const fpki_blockq_plan *p, const fpki_blockq_block *b, size_t w,
+                            const uint32_t *x, size_t n, uint64_t index, uint8_t *codes,
+                            uint32_t *y, double *sums, fpki_blockq_counts *c);
+extern fpki_blockq_fn *const fpki_blockq_fns[FPKI_ISA_COUNT];
+
+/* The extremes of the N float32s X of one row in blocks of W, combined
+ * into block j's: AMAX[j] the largest finite magnitude, AMIN[j] the least
+ * nonzero finite one (0x7f800000 for none), NONFINITE[j] |= 1
+ * where one is an infinity or a NaN. */
+typedef void fpki_blockq_extremes_fn(const uint32_t *x, size_t n, size_t w, uint32_t *amax,
+                                     uint32_t *amin, uint8_t *nonfinite);
+extern fpki_blockq_extremes_fn *const fpki_blockq_extremes_fns[FPKI_ISA_COUNT];
+
+/* The 16-point Hadamard transform of each of the N / 16 runs of 16
+ * float32s at X into Z, as fpk_rht16 gives it rounded to PREC bits (8:
+ * bfloat16, 24: float32), but for the runs where REDO[g] is set (those
+ * whose sums this kernel cannot round exactly; Z's are then not final):
+ * returns how many. */
+typedef size_t fpki_rht16_fn(const uint32_t *x, size_t n, uint16_t signs, int prec, uint32_t *z,
+                             uint8_t *redo);
+extern fpki_rht16_fn *const fpki_rht16_fns[FPKI_ISA_COUNT];
+
 /* The kernels run on the host's vector unit (F16C, vcvtph2ps, vsubps and
  * the squared errors' sums), which raises its own exception flags: each
  * thread that runs them does so in the default floating-point environment

@@ -166,12 +166,68 @@ typedef struct fpk_recipe_stats fpk_recipe_stats;
  * the statistics added (fpk_recipe_stats_add).  A block holding a NaN or
  * an infinity gets the NaN scale (E8M0 0xff, UE4M3 0x7f, FP32 NaN) and
  * ELEM's canonical NaN in every element.  Results are the same on every
- * CPU and for every split of work.  Returns FPK_OK, or FPK_ESYNTAX for a
- * recipe fpk_recipe_valid refuses or a view the RHT cannot take, with
- * ERR's message. */
+ * CPU and for every split of work (fpk_recipe_quantize_rows).  Returns
+ * FPK_OK, FPK_ESYNTAX for a recipe fpk_recipe_valid refuses or a view the
+ * RHT cannot take, or FPK_ENOMEM, with ERR's message. */
 int fpk_recipe_quantize(const fpk_recipe *r, const float *x, size_t rows, size_t cols,
                         const fpk_amax_history *h, fpk_quantized *q, fpk_recipe_stats *s,
                         fpk_error *err);
+
+/* The extremes of a tensor, or of a band of its rows, as a recipe sees
+ * them: what the scales of blocks spanning it follow from. */
+typedef struct fpk_recipe_range {
+    float amax;     /* the largest finite |X|, 0 if none */
+    float amin;     /* the least nonzero finite |X|, 0 if none */
+    bool nonfinite; /* whether one is an infinity or a NaN */
+} fpk_recipe_range;
+
+/* Combines into *E the extremes of the ROWS x COLS float32 view X as R
+ * quantises it: after the RHT where R has it.  Start from {0}; bands of
+ * rows scanned apart (on separate threads) combine into the whole's.
+ * Returns FPK_OK, or FPK_ESYNTAX as fpk_recipe_quantize would. */
+int fpk_recipe_scan(const fpk_recipe *r, const float *x, size_t rows, size_t cols,
+                    fpk_recipe_range *e, fpk_error *err);
+
+/* What one tensor's quantisation fixes before its blocks are done: its
+ * extremes, NVFP4's per-tensor scales, a delayed history's amax.  With a
+ * plan, bands of whole block rows can be quantised by separate calls of
+ * fpk_recipe_quantize_rows (on separate threads), whose results are those
+ * of one fpk_recipe_quantize and whose statistics, merged in any order
+ * (fpk_recipe_stats_merge), are its statistics. */
+typedef struct fpk_recipe_plan {
+    fpk_recipe recipe;
+    size_t rows, cols;
+    fpk_recipe_range tensor; /* the whole view's extremes */
+    uint32_t global;         /* the per-tensor decoding scale, float32 bits
+                                (as fpk_quantized.global) */
+    /* derived by fpk_recipe_plan_init, for the library: */
+    uint32_t g6;             /* NVFP4: S_enc * (1/6) */
+    uint32_t inv_t;          /* NVFP4 (torchao): 1 / T */
+    bool delayed;            /* the amax of blocks comes from a history */
+    double delayed_amax;
+} fpk_recipe_plan;
+
+/* *P := the plan of R over a ROWS x COLS view whose extremes are *TENSOR
+ * (fpk_recipe_scan of the whole view), with H the delayed history as for
+ * fpk_recipe_quantize.  Returns FPK_OK, or FPK_ESYNTAX as
+ * fpk_recipe_quantize would. */
+int fpk_recipe_plan_init(fpk_recipe_plan *p, const fpk_recipe *r, size_t rows, size_t cols,
+                         const fpk_recipe_range *tensor, const fpk_amax_history *h,
+                         fpk_error *err);
+
+/* Quantises rows ROW0 .. ROW0 + NROWS - 1 of the view X (its first row at
+ * X) under plan P, as fpk_recipe_quantize does them: Q's arrays are the
+ * whole view's, written where these rows' elements and blocks are (a
+ * block's scale by the call that holds its first row); Q->flags := these
+ * elements' flags, Q->amax and Q->global the plan's; S, if given, gets
+ * their statistics (the blocks counted by the call that holds their
+ * first row).  ROW0 must be a multiple of the block height, and so must
+ * NROWS unless the band ends the view; a block of every row (ROWS x 0
+ * and 0 x 0) may be split only where it spans the whole row.  Returns
+ * FPK_OK, or FPK_ESYNTAX with ERR's message for rows that are not such a
+ * band. */
+int fpk_recipe_quantize_rows(const fpk_recipe_plan *p, const float *x, size_t row0, size_t nrows,
+                             fpk_quantized *q, fpk_recipe_stats *s, fpk_error *err);
 
 /* The value of element code P in block scale SCALE (an encoding of R's
  * scale format) and tensor decoding scale GLOBAL (float32 bits), as
@@ -209,10 +265,25 @@ void fpk_recipe_decode_scales(const fpk_recipe *r, const uint8_t *in, size_t nbl
  * NaN or infinite input gives the canonical NaN in every output. */
 void fpk_rht16(const float *x, uint16_t signs, const fpk_format *f, float *z);
 
+/* An exact sum of nonnegative terms that are multiples of 2^-298 (as
+ * the squares of float32 values and of their differences in double, and
+ * their sums in double, are), in fixed point: bit 0 of limb 0 weighs
+ * 2^-298, and 640 bits hold the sum of fewer than 2^64 such squares, each
+ * below 2^258.  Infinite and NaN terms are noted apart. */
+#define FPK_RECIPE_SUM_LIMBS 10
+typedef struct fpk_recipe_sum {
+    uint64_t limb[FPK_RECIPE_SUM_LIMBS]; /* least significant first */
+    uint32_t inf, nan;                   /* whether such a term was added */
+} fpk_recipe_sum;
+
 /* Statistics of one recipe over tensors: element counts, the error's
  * energy (SQNR), and per block the scale and its dynamic range.  Counts
- * are exact; fpk_recipe_stats_merge of two parts' statistics equals those
- * of the whole (the sums of squares up to their rounding). */
+ * and sums are exact, so that fpk_recipe_stats_merge of the statistics of
+ * parts (whole blocks, or bands of fpk_recipe_quantize_rows) equals those
+ * of the whole, bit for bit, whatever the order.  The sums' terms are
+ * those of each block's run along a row: its elements' squares, element
+ * i of the run in lane i % 16, each lane summed in order in double and
+ * the lanes folded as L[i] += L[i + h] for h = 8, 4, 2, 1. */
 #define FPK_SCALE_LOG2_MIN (-160) /* scale histogram: floor(log2 scale) */
 #define FPK_SCALE_LOG2_BINS 320
 #define FPK_RANGE_BINS 300        /* dynamic range: floor(log2(max/min)) */
@@ -228,7 +299,9 @@ struct fpk_recipe_stats {
                             (clipped to it) */
     uint64_t subnormal;  /* ... stored as nonzero subnormals */
     double x2, e2;       /* sums of X^2 and (Y - X)^2 over finite elements
-                            of finite blocks: SQNR = 10 log10(x2 / e2) */
+                            of finite blocks: SQNR = 10 log10(x2 / e2);
+                            x2_sum and e2_sum rounded to nearest */
+    fpk_recipe_sum x2_sum, e2_sum; /* the same, exact */
     uint64_t blocks;     /* blocks */
     uint64_t zero_blocks;      /* blocks of zeros only */
     uint64_t nan_blocks;       /* blocks with an infinity or a NaN */

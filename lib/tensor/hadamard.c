@@ -1,9 +1,12 @@
 /* The 16-point random Hadamard transform of NVFP4 training (Transformer
  * Engine applies it to the inputs of the weight-gradient product): each
  * output an exact signed sum of the 16 inputs, divided by 4, rounded
- * once.  The sum is formed in a fixed-point accumulator wide enough for
- * every float32 (2^-149 .. 2^128, with 4 bits of carry for 16 terms),
- * then rounded by the core. */
+ * once.  fpk_rht16, the general path, forms the sum in a fixed-point
+ * accumulator wide enough for every float32 (2^-149 .. 2^128, with 4 bits
+ * of carry for 16 terms), then rounded by the core; the recipes transform
+ * rows with the kernels (rht-body.h), and by fpk_rht16 the runs those
+ * cannot round exactly. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "recipe-impl.h"
@@ -52,23 +55,9 @@ static uint32_t acc_round(acc *a, const fpk_format *f)
             carry = carry && a->w[i] == 0;
         }
     }
-    int top = ACC_LIMBS - 1;
-    while (top >= 0 && !a->w[top])
-        top--;
-    if (top < 0)
-        return 0; /* an exact zero sum: +0, as the sum of products is */
-    /* hi:lo := the 128 bits from the top limb down, the rest sticky. */
-    uint64_t hi = a->w[top], lo = top ? a->w[top - 1] : 0, sticky = 0;
-    for (int i = top - 2; i >= 0; i--)
-        sticky |= a->w[i];
+    /* an exact zero sum is +0, as the sum of products is */
+    fpk_bits z = fpki_limbs_round(a->w, ACC_LIMBS, ACC_LSB, neg, f);
     fpk_ctx c = fpk_ctx_default();
-    int64_t exp = ACC_LSB + 64 * (int64_t)(top > 0 ? top - 1 : 0);
-    if (!top) { /* a single limb */
-        lo = hi;
-        hi = 0;
-    }
-    fpk_bits z = fpki_round_pack(f, neg, exp, hi, lo | (sticky != 0), &c);
-    c = fpk_ctx_default();
     return (uint32_t)fpk_convert(&fpk_fp32, f, z, &c);
 }
 
@@ -96,4 +85,38 @@ void fpk_rht16(const float *x, uint16_t signs, const fpk_format *f, float *z)
         }
         memcpy(&z[j], &out, sizeof out);
     }
+}
+
+/* Runs of 16 a piece at a time: the kernels read a copy of the piece when
+ * they write over their input. */
+#define RHT_PIECE 1024
+
+void fpki_rht_rows(const float *x, size_t n, uint16_t signs, float *z, fpki_recipe_path path)
+{
+    float in[RHT_PIECE];
+    if (path.general) {
+        for (size_t i = 0; i < n; i += 16) {
+            memcpy(in, x + i, 16 * sizeof *in);
+            fpk_rht16(in, signs, &fpk_bf16, z + i);
+        }
+        return;
+    }
+    fpki_rht16_fn *fn = fpki_rht16_fns[path.isa];
+    uint8_t redo[RHT_PIECE / 16];
+    fpki_fpenv env;
+    fpki_fp_default(&env);
+    for (size_t i = 0; i < n; i += RHT_PIECE) {
+        size_t len = n - i < RHT_PIECE ? n - i : RHT_PIECE;
+        const float *src = x + i;
+        if (z == x) {
+            memcpy(in, src, len * sizeof *in);
+            src = in;
+        }
+        if (fn((const uint32_t *)(const void *)src, len, signs, fpk_bf16.man_bits + 1,
+               (uint32_t *)(void *)(z + i), redo))
+            for (size_t g = 0; g < len / 16; g++)
+                if (redo[g])
+                    fpk_rht16(src + 16 * g, signs, &fpk_bf16, z + i + 16 * g);
+    }
+    fpki_fp_restore(&env);
 }

@@ -1,14 +1,18 @@
 /* A recipe's statistics as JSON text, and back, with jansson:
  *
  *   {"recipe":"e2m1/e4m3/nvfp4/1x16","count":N,"zeros":N,...,
- *    "x2":X,"e2":X,"scale_min":X,"scale_max":X,
+ *    "x2":X,"e2":X,"x2_sum":"HEXp-298","e2_sum":"HEXp-298",
+ *    "scale_min":X,"scale_max":X,
  *    "scale_hist":{"min":E,"counts":[N,...]},
  *    "range_hist":{"min":E,"counts":[N,...]}}
  *
  * The recipe is its canonical string; doubles have 17 significant digits,
- * which read back exactly; a histogram runs from its first nonzero bin
+ * which read back exactly; an exact sum is its integer in hexadecimal
+ * times 2^-298 ("inf" or "nan" where such a term was added), and x2 and
+ * e2 must be their roundings; a histogram runs from its first nonzero bin
  * (whose floor(log2) is min) to its last.  Reading rejects anything the
  * writer could not have written, with a message naming the key. */
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +59,59 @@ static double *real_at(fpk_recipe_stats *s, size_t i)
     return (double *)(void *)((char *)s + reals[i].at);
 }
 
+/* The exact sums, by name. */
+static const struct {
+    const char *key;
+    size_t at;
+} sums[] = {
+    {"x2_sum", offsetof(fpk_recipe_stats, x2_sum)},
+    {"e2_sum", offsetof(fpk_recipe_stats, e2_sum)},
+};
+#define NSUMS (sizeof sums / sizeof sums[0])
+
+static fpk_recipe_sum *sum_at(fpk_recipe_stats *s, size_t i)
+{
+    return (fpk_recipe_sum *)(void *)((char *)s + sums[i].at);
+}
+
+/* S as text: "inf", "nan", or its hex digits and "p-298". */
+static json_t *sum_json(const fpk_recipe_sum *s)
+{
+    char text[16 * FPK_RECIPE_SUM_LIMBS + 16], *p = text;
+    int top = FPK_RECIPE_SUM_LIMBS - 1;
+    while (top > 0 && !s->limb[top])
+        top--;
+    if (s->nan || s->inf)
+        return json_string(s->nan ? "nan" : "inf");
+    p += sprintf(p, "%" PRIx64, s->limb[top]);
+    for (int i = top - 1; i >= 0; i--)
+        p += sprintf(p, "%016" PRIx64, s->limb[i]);
+    sprintf(p, "p-%d", FPKI_SUM_LSB);
+    return json_string(text);
+}
+
+/* *S := the sum TEXT names (sum_json's form); false if it is not one. */
+static bool sum_parse(const char *text, fpk_recipe_sum *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!strcmp(text, "inf") || !strcmp(text, "nan")) {
+        s->inf = text[0] == 'i';
+        s->nan = text[0] == 'n';
+        return true;
+    }
+    char tail[16];
+    size_t n = strspn(text, "0123456789abcdef");
+    snprintf(tail, sizeof tail, "p-%d", FPKI_SUM_LSB);
+    if (n == 0 || n > 16 * FPK_RECIPE_SUM_LIMBS || strcmp(text + n, tail))
+        return false;
+    for (size_t i = 0; i < n; i++) { /* digit n - 1 - i weighs 16^i */
+        char c = text[n - 1 - i];
+        uint64_t d = (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+        s->limb[i / 16] |= d << (4 * (i % 16));
+    }
+    return true;
+}
+
 static bool put(json_t *o, const char *key, json_t *v)
 {
     return v && json_object_set_new(o, key, v) == 0;
@@ -99,6 +156,8 @@ char *fpk_recipe_stats_to_json(const fpk_recipe_stats *s)
         ok = put(root, counts[i].key, count_json(*count_at(w, i)));
     for (size_t i = 0; ok && i < NREALS; i++)
         ok = put(root, reals[i].key, json_real(*real_at(w, i)));
+    for (size_t i = 0; ok && i < NSUMS; i++)
+        ok = put(root, sums[i].key, sum_json(sum_at(w, i)));
     ok = ok && put(root, "scale_hist", hist_json(s->scale_hist, FPK_SCALE_LOG2_BINS,
                                                  FPK_SCALE_LOG2_MIN)) &&
          put(root, "range_hist", hist_json(s->range_hist, FPK_RANGE_BINS, 0));
@@ -170,6 +229,14 @@ int fpk_recipe_stats_from_json(fpk_recipe_stats *s, const char *json, fpk_error 
         else
             *real_at(&t, i) = json_number_value(v);
     }
+    for (size_t i = 0; !rc && i < NSUMS; i++) {
+        json_t *v = json_object_get(root, sums[i].key);
+        if (!json_is_string(v) || !sum_parse(json_string_value(v), sum_at(&t, i)))
+            rc = bad(err, sums[i].key, "expected an exact sum, HEXp-298");
+    }
+    if (!rc && (fpki_recipe_sum_value(&t.x2_sum) != t.x2 ||
+                fpki_recipe_sum_value(&t.e2_sum) != t.e2))
+        rc = bad(err, "x2", "x2 and e2 must be their exact sums rounded");
     if (!rc)
         rc = get_hist(root, "scale_hist", t.scale_hist, FPK_SCALE_LOG2_BINS,
                       FPK_SCALE_LOG2_MIN, err);

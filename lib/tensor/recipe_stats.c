@@ -1,5 +1,6 @@
 /* Statistics of a recipe's quantisation: per element what rounding did,
- * per block what the scale did, all counts exact and additive. */
+ * per block what the scale did, all counts and sums exact and additive
+ * (the sums in fixed point, fpk_recipe_sum). */
 #include <math.h>
 #include <string.h>
 
@@ -30,7 +31,8 @@ static double f32(uint32_t bits)
 }
 
 void fpki_recipe_stats_element(fpk_recipe_stats *s, const fpki_block_plan *bp, uint32_t x,
-                               uint8_t p, uint32_t y, unsigned flags)
+                               uint8_t p, uint32_t y, unsigned flags, fpki_recipe_lanes *l,
+                               int lane)
 {
     const fpk_format *e = s->recipe.elem;
     uint32_t a = x & F32_MAG;
@@ -50,8 +52,107 @@ void fpki_recipe_stats_element(fpk_recipe_stats *s, const fpki_block_plan *bp, u
     s->subnormal += cls == FPK_CLASS_SUBNORMAL;
     s->saturated += (flags & FPK_OVERFLOW) != 0;
     double v = f32(x), d = f32(y) - v;
-    s->x2 += v * v;
-    s->e2 += d * d;
+    l->x2[lane] += v * v;
+    l->e2[lane] += d * d;
+}
+
+/* S += V, V a nonnegative double that is a multiple of 2^-298 (or an
+ * infinity or a NaN, noted apart). */
+static inline void sum_add(fpk_recipe_sum *s, double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    if (b == 0)
+        return;
+    if (b >= UINT64_C(0x7ff0000000000000)) { /* (a negative NaN too) */
+        s->inf |= b == UINT64_C(0x7ff0000000000000);
+        s->nan |= b != UINT64_C(0x7ff0000000000000);
+        return;
+    }
+    /* V = M * 2^(max(e, 1) - 1075): bit POS of the sum */
+    int e = (int)(b >> 52);
+    uint64_t m = (b & ((UINT64_C(1) << 52) - 1)) | (uint64_t)(e != 0) << 52;
+    int pos = (e ? e : 1) - 1075 + FPKI_SUM_LSB;
+    if (pos < 0) { /* (its bits below 2^-298 are zeros) */
+        m >>= -pos < 64 ? -pos : 63;
+        pos = 0;
+    }
+    if (pos + 53 > 64 * FPK_RECIPE_SUM_LIMBS) { /* beyond any sum of squares */
+        s->inf = 1;
+        return;
+    }
+    int at = pos / 64, sh = pos % 64;
+    uint64_t lo = m << sh, hi = sh ? m >> (64 - sh) : 0;
+    uint64_t t = s->limb[at] + lo;
+    hi += t < lo; /* (hi < 2^53: no carry out) */
+    s->limb[at] = t;
+    for (int i = at + 1; hi && i < FPK_RECIPE_SUM_LIMBS; i++) {
+        t = s->limb[i] + hi;
+        hi = t < hi;
+        s->limb[i] = t;
+    }
+}
+
+static void sum_merge(fpk_recipe_sum *into, const fpk_recipe_sum *from)
+{
+    uint64_t carry = 0;
+    for (int i = 0; i < FPK_RECIPE_SUM_LIMBS; i++) {
+        uint64_t t = into->limb[i] + from->limb[i];
+        uint64_t c1 = t < from->limb[i];
+        into->limb[i] = t + carry;
+        carry = c1 | (into->limb[i] < t);
+    }
+    into->inf |= from->inf;
+    into->nan |= from->nan;
+}
+
+double fpki_recipe_sum_value(const fpk_recipe_sum *s)
+{
+    if (s->nan)
+        return NAN;
+    if (s->inf)
+        return INFINITY;
+    uint64_t d = (uint64_t)fpki_limbs_round(s->limb, FPK_RECIPE_SUM_LIMBS, -FPKI_SUM_LSB, false,
+                                            &fpk_fp64);
+    double v;
+    memcpy(&v, &d, sizeof v);
+    return v;
+}
+
+fpk_bits fpki_limbs_round(const uint64_t *w, int n, int64_t lsb, bool neg, const fpk_format *f)
+{
+    int top = n - 1;
+    while (top >= 0 && !w[top])
+        top--;
+    if (top < 0)
+        return 0;
+    /* hi:lo := the 128 bits from the top limb down, the rest sticky */
+    uint64_t hi = top ? w[top] : 0, lo = top ? w[top - 1] : w[0], sticky = 0;
+    for (int i = top - 2; i >= 0; i--)
+        sticky |= w[i];
+    fpk_ctx c = fpk_ctx_default();
+    return fpki_round_pack(f, neg, lsb + 64 * (int64_t)(top > 0 ? top - 1 : 0), hi,
+                           lo | (sticky != 0), &c);
+}
+
+void fpki_recipe_stats_run(fpk_recipe_stats *s, fpki_recipe_lanes *l)
+{
+    double sums[2] = {fpki_blockq_fold(l->x2), fpki_blockq_fold(l->e2)};
+    fpki_recipe_stats_sums(s, sums, 1);
+}
+
+void fpki_recipe_stats_sums(fpk_recipe_stats *s, const double *sums, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        sum_add(&s->x2_sum, sums[2 * j]);
+        sum_add(&s->e2_sum, sums[2 * j + 1]);
+    }
+}
+
+void fpki_recipe_stats_round(fpk_recipe_stats *s)
+{
+    s->x2 = fpki_recipe_sum_value(&s->x2_sum);
+    s->e2 = fpki_recipe_sum_value(&s->e2_sum);
 }
 
 /* floor(log2) of the float32 magnitude bits A (finite, nonzero). */
@@ -88,13 +189,14 @@ void fpki_recipe_stats_block(fpk_recipe_stats *s, const fpki_block_plan *bp, uin
     }
     s->scale_underflow += bp->under;
     s->scale_saturated += bp->sat;
-    double d = f32(bp->decode);
-    if (d > 0 && isfinite(d)) {
+    uint32_t dec = bp->decode;
+    if (dec - 1 < F32_INF - 1) { /* positive and finite */
+        double d = f32(dec);
         if (s->scale_min == 0 || d < s->scale_min)
             s->scale_min = d;
         if (d > s->scale_max)
             s->scale_max = d;
-        int k = ilogb(d) - FPK_SCALE_LOG2_MIN;
+        int k = floor_log2(dec) - FPK_SCALE_LOG2_MIN;
         s->scale_hist[k < 0 ? 0 : k >= FPK_SCALE_LOG2_BINS ? FPK_SCALE_LOG2_BINS - 1 : k]++;
     }
     if (amin) {
@@ -113,8 +215,9 @@ bool fpk_recipe_stats_merge(fpk_recipe_stats *into, const fpk_recipe_stats *from
     into->flushed += from->flushed;
     into->saturated += from->saturated;
     into->subnormal += from->subnormal;
-    into->x2 += from->x2;
-    into->e2 += from->e2;
+    sum_merge(&into->x2_sum, &from->x2_sum);
+    sum_merge(&into->e2_sum, &from->e2_sum);
+    fpki_recipe_stats_round(into);
     into->blocks += from->blocks;
     into->zero_blocks += from->zero_blocks;
     into->nan_blocks += from->nan_blocks;
