@@ -2,7 +2,7 @@
  * (stats.cu) runs on the device and the CPU-side test runs on the host.
  * C11 and CUDA C++ alike; no globals, no library calls.
  *
- * fpk_stats_add (lib/stats.c) rounds every nonzero finite x into each
+ * fpk_stats_add (lib/tensor/stats.c) rounds every nonzero finite x into each
  * format as x * S and counts the result as zero, subnormal, normal or
  * overflowed.  For every mode but SR that class is a nondecreasing function
  * of |x| for each sign (rounding is monotone, and so are ftz and the
@@ -11,7 +11,8 @@
  * (stats_plan.c), and an element costs three comparisons per format.  Under
  * SR the class is that of RTZ or of rounding away from zero, as the random
  * draw decides; the two agree except around the steps, where
- * fpki_ds_sr_away repeats the library's draw (lib/round.c) exactly.
+ * fpki_ds_sr_away repeats the library's draw (lib/core/round.c, with the
+ * hash of lib/core/sr-hash.h) exactly.
  *
  * Magnitudes are compared in the element type's own encoding: magnitudes of
  * one sign order as their encodings do. */
@@ -22,6 +23,7 @@
 #include <stdint.h>
 
 #include "fpkit-tensor.h"
+#include "sr-hash.h"
 
 #ifdef __CUDACC__
 #define FPKI_DS_FN static inline __host__ __device__
@@ -88,21 +90,8 @@ FPKI_DS_FN int fpki_ds_log2(const fpki_ds_plan *p, uint64_t mag)
     return 1 - p->bias - p->man_bits + 63 - fpki_ds_clz64(mag); /* subnormal: its top bit */
 }
 
-/* fpk_sr_hash (lib/ctx.c), SplitMix64's finaliser applied twice. */
-FPKI_DS_FN uint64_t fpki_ds_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-FPKI_DS_FN uint64_t fpki_ds_sr_hash(uint64_t seed, uint64_t counter)
-{
-    return fpki_ds_mix64(fpki_ds_mix64(seed) ^ (counter * 0x9e3779b97f4a7c15u + 0x632be59bd9b4e019u));
-}
-
 /* SR's draw for the INDEX-th element, of nonzero finite magnitude MAG, in
- * format J: whether it rounds away from zero.  As lib/round.c with seed 0
+ * format J: whether it rounds away from zero.  As lib/core/round.c with seed 0
  * and 32 random bits: the exact product x * S, normalised to bit 127, loses
  * its lowest d bits on the format's grid; away iff the top 32 of the
  * random bits are below the top 32 bits of that discarded fraction. */
@@ -125,7 +114,7 @@ FPKI_DS_FN bool fpki_ds_sr_away(const fpki_ds_plan *p, int j, uint64_t mag, uint
         d = 192;
     u128 rem = d >= 128 ? x : x & (((u128)1 << d) - 1);
     uint64_t frac = d >= 192 ? 0 : (uint64_t)(rem >> (d - 64));
-    return fpki_ds_sr_hash(0, p->base + index) >> 32 < frac >> 32;
+    return fpki_sr_hash(0, p->base + index) >> 32 < frac >> 32;
 }
 
 /* The class (FPKI_DS_ZERO ..) of the INDEX-th element, of nonzero finite

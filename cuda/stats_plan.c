@@ -1,34 +1,13 @@
-/* The device statistics' plan and its counters, on the host (stats_plan.h). */
+/* The device statistics' plan and its counters, on the host (stats_plan.h):
+ * the thresholds are the host statistics' own (fpki_stats_thresholds,
+ * lib/tensor/stats_thresholds.c), in the element type's encodings. */
 #include <stdio.h>
 #include <string.h>
 
+#include "stats-thresholds.h"
 #include "stats_plan.h"
 
 #define F64_INF ((uint64_t)0x7ff << 52)
-
-/* FPKI_DS_ZERO .. FPKI_DS_OVERFLOW for the double of magnitude bits MAG and
- * sign NEG, rounded into F under MODE and S's options: what count_rounding
- * in lib/stats.c makes of it. */
-static int lib_class(const fpk_stats *s, const fpk_format *f, fpk_round mode, uint64_t mag,
-                     bool neg)
-{
-    fpk_ctx c = fpk_ctx_default();
-    c.round = mode;
-    c.ftz = s->ftz;
-    c.saturate = s->saturate;
-    uint64_t bits = mag | (neg ? (uint64_t)1 << 63 : 0);
-    double x;
-    memcpy(&x, &bits, sizeof x);
-    fpk_bits z = fpk_from_double_scaled(f, x, s->scale, &c);
-    if (c.flags & FPK_OVERFLOW) /* first: e1mY overflows to max finite, a subnormal */
-        return FPKI_DS_OVERFLOW;
-    switch (fpk_classify(f, z)) {
-    case FPK_CLASS_ZERO: return FPKI_DS_ZERO;
-    case FPK_CLASS_SUBNORMAL: return FPKI_DS_SUBNORMAL;
-    case FPK_CLASS_NORMAL: return FPKI_DS_NORMAL;
-    default: return FPKI_DS_OVERFLOW;
-    }
-}
 
 /* The fp64 magnitude bits of the element magnitude MAG of format D. */
 static uint64_t f64_bits(const fpk_format *d, uint64_t mag)
@@ -37,23 +16,6 @@ static uint64_t f64_bits(const fpk_format *d, uint64_t mag)
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
     return bits;
-}
-
-/* The least element magnitude of format D, from 1 up, whose class in F
- * is at least CLS; D's nonfinite_min when none is (a binary search: the
- * class grows with the magnitude, as D's encodings do). */
-static uint64_t step(const fpk_stats *s, const fpk_format *f, fpk_round mode, bool neg, int cls,
-                     const fpk_format *d)
-{
-    uint64_t lo = 1, hi = d->max_finite + 1;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (lib_class(s, f, mode, f64_bits(d, mid), neg) >= cls)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
 }
 
 static int fail(fpk_error *err, const char *msg)
@@ -100,15 +62,14 @@ int fpki_ds_plan_init(fpki_ds_plan *p, const fpk_stats *s, fpk_dtype dtype, fpk_
         const fpk_format *f = s->formats[j];
         p->fmt_man_bits[j] = f->man_bits;
         /* E8M0's grid has no subnormals: its draw is never below normal
-         * (fpki_round_e8m0 in lib/round.c). */
+         * (fpki_round_e8m0 in lib/core/round.c). */
         p->fmt_emin[j] = f->special == FPK_SPECIAL_E8M0 ? INT32_MIN : f->emin;
         for (int k = 0; k < (p->sr ? 4 : 2); k++) {
             /* The mode's steps on +x and on -x; under SR those of RTZ and
              * of rounding away from zero (RUP on +x, RDN on -x) on each. */
             bool neg = p->sr ? k >= 2 : k == 1;
             fpk_round mode = !p->sr ? s->round : k % 2 == 0 ? FPK_RTZ : neg ? FPK_RDN : FPK_RUP;
-            for (int i = 0; i < 3; i++)
-                p->t[j][k][i] = step(s, f, mode, neg, i + 1, d);
+            fpki_stats_thresholds(s, f, mode, neg, d, p->t[j][k]);
         }
     }
     return FPK_OK;

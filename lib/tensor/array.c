@@ -3,8 +3,8 @@
  * fpk_convert element by element.
  *
  * Float32, fp16, bf16 and the FP8 dtypes converted into fp16, bf16, tf32,
- * e4m3 or e5m2 under RNE, RTZ or SR (sr_bits <= 32) take the kernels of
- * array_kern*.c, every other case fpk_convert itself.  Arrays of a few
+ * e4m3 or e5m2 under RNE, RTZ or SR (sr_bits <= 32) take the kernels
+ * (lib/kernels/), every other case fpk_convert itself.  Arrays of a few
  * pieces and more are split into pieces of FPKI_PIECE elements that
  * OpenMP threads share; under SR element i always rounds with counter
  * sr_counter + i, so neither threads nor pieces change a bit.
@@ -12,7 +12,10 @@
  * The squared errors of fake quantisation (the sums of an SQNR) are
  * summed in lanes of doubles by the kernels too: rounded and summed in one
  * pass where a kernel can, else quantised a part at a time and summed. */
-#include "array-kern.h"
+#include <string.h>
+
+#include "array-impl.h"
+#include "sr-hash.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -21,6 +24,10 @@
 /* Outputs at least this large are written with non-temporal stores: they
  * cannot stay in the cache, and would only evict what can. */
 #define STREAM_BYTES ((size_t)8 << 20)
+
+/* Elements of a 16- or 8-bit array widened to float32 at a time, on the
+ * stack, before the kernels convert them. */
+#define WIDEN_PART 4096
 
 int fpki_threads(int threads, size_t n)
 {
@@ -60,23 +67,24 @@ static bool same_format(const fpk_format *a, const fpk_format *b)
            a->special == b->special;
 }
 
-fpki_kfmt fpki_kfmt_of(const fpk_format *f)
+fpki_kformat fpki_kformat_of(const fpk_format *f)
 {
+    /* in fpki_kformat's order */
     static const fpk_format *const kernel_formats[] = {&fpk_fp16, &fpk_bf16, &fpk_tf32,
                                                        &fpk_e4m3, &fpk_e5m2};
-    for (int k = 0; k < FPKI_K_NONE; k++)
+    for (int k = 0; f && k < FPKI_KFORMAT_NONE; k++)
         if (same_format(f, kernel_formats[k]))
-            return (fpki_kfmt)k;
-    return FPKI_K_NONE;
+            return (fpki_kformat)k;
+    return FPKI_KFORMAT_NONE;
 }
 
 /* Fills P for a kernel converting FROM into F; false when no kernel
  * does. */
-static bool plan(fpki_conv *p, const fpk_format *f, bool quant, fpk_dtype from, const fpk_ctx *c)
+static bool plan(fpki_conv_plan *p, const fpk_format *f, bool quant, fpk_dtype from, const fpk_ctx *c)
 {
     int bits = c->sr_bits >= 1 && c->sr_bits <= 64 ? c->sr_bits : 32;
-    *p = (fpki_conv){
-        .fmt = fpki_kfmt_of(f),
+    *p = (fpki_conv_plan){
+        .format = fpki_kformat_of(f),
         .mode = c->round,
         .quant = quant,
         .ftz = c->ftz,
@@ -87,20 +95,20 @@ static bool plan(fpki_conv *p, const fpk_format *f, bool quant, fpk_dtype from, 
         .out_size = quant ? 4 : fpk_array_size(f),
     };
     if (p->mode == FPK_SR)
-        p->seed_mix = fpki_mix64(c->sr_seed);
-    return p->fmt != FPKI_K_NONE && from != FPK_DTYPE_F64 &&
+        p->seed_mix = fpki_sr_mix(c->sr_seed);
+    return p->format != FPKI_KFORMAT_NONE && from != FPK_DTYPE_F64 &&
            (p->mode == FPK_RNE || p->mode == FPK_RTZ || (p->mode == FPK_SR && bits <= 32));
 }
 
-bool fpki_quant_plan(fpki_conv *p, const fpk_format *f, const fpk_ctx *c)
+bool fpki_quantize_plan(fpki_conv_plan *p, const fpk_format *f, const fpk_ctx *c)
 {
     return plan(p, f, true, FPK_DTYPE_F32, c);
 }
 
 bool fpki_array_fast(const fpk_format *f, const fpk_ctx *c)
 {
-    fpki_conv p;
-    return fpki_quant_plan(&p, f, c);
+    fpki_conv_plan p;
+    return fpki_quantize_plan(&p, f, c);
 }
 
 static void store(void *z, size_t i, size_t size, fpk_bits b)
@@ -136,25 +144,26 @@ static unsigned convert_scalar(const fpk_format *f, bool quant, void *z, fpk_dty
 }
 
 /* Elements FIRST .. FIRST+N-1 through the kernels of ISA. */
-static unsigned convert_fast(const fpki_conv *p, fpki_isa isa, void *z, fpk_dtype from,
+static unsigned convert_fast(const fpki_conv_plan *p, fpki_isa isa, void *z, fpk_dtype from,
                              const void *x, size_t first, size_t n, uint64_t counter, bool stream)
 {
     uint8_t *out = (uint8_t *)z + p->out_size * first;
     if (from == FPK_DTYPE_F32)
-        return fpki_conv_fns[isa](p, (const uint32_t *)x + first, out, n, counter + first,
-                                  stream);
+        return fpki_convert_fns[isa](p, (const uint32_t *)x + first, out, n, counter + first,
+                                     stream);
     /* Widened a part at a time; the kernel reads no daz of its own, the
      * widening has applied the source's. */
-    fpki_conv q = *p;
+    fpki_conv_plan q = *p;
     q.daz = false;
-    uint32_t wide[16 * FPKI_BLOCK];
+    uint32_t wide[WIDEN_PART];
     size_t esize = fpk_dtype_size(from);
+    fpki_kformat kf = fpki_kformat_of_dtype(from);
     unsigned flags = 0;
-    for (size_t i = 0; i < n; i += 16 * FPKI_BLOCK) {
-        size_t k = n - i < 16 * FPKI_BLOCK ? n - i : 16 * FPKI_BLOCK;
-        fpki_widen_fns[isa](from, (const uint8_t *)x + esize * (first + i), wide, k, p->daz);
-        flags |= fpki_conv_fns[isa](&q, wide, out + p->out_size * i, k, counter + first + i,
-                                    stream);
+    for (size_t i = 0; i < n; i += WIDEN_PART) {
+        size_t k = n - i < WIDEN_PART ? n - i : WIDEN_PART;
+        fpki_widen_fns[isa](kf, (const uint8_t *)x + esize * (first + i), wide, k, p->daz);
+        flags |= fpki_convert_fns[isa](&q, wide, out + p->out_size * i, k, counter + first + i,
+                                       stream);
     }
     return flags;
 }
@@ -163,7 +172,7 @@ static unsigned convert_fast(const fpki_conv *p, fpki_isa isa, void *z, fpk_dtyp
 typedef struct conv_job {
     const fpk_format *f;
     bool quant, fast, stream;
-    fpki_conv p;
+    fpki_conv_plan p;
     fpki_isa isa;
     void *z;
     fpk_dtype from;
@@ -228,7 +237,7 @@ void fpk_array_sqerr(const float *x, const float *y, size_t n, double *x2, doubl
 {
     fpki_fpenv env;
     fpki_fp_default(&env);
-    fpki_lanes_fns[fpki_isa_best()](x, y, n, 0, x2, y ? e2 : NULL);
+    fpki_sqerr_fns[fpki_isa_best()](x, y, n, 0, x2, y ? e2 : NULL);
     fpki_fp_restore(&env);
 }
 
@@ -246,7 +255,7 @@ static void sqerr_parts(const fpk_format *f, const float *x, size_t n, fpk_ctx *
     for (size_t i = 0; i < n; i += SQERR_PART) {
         size_t k = n - i < SQERR_PART ? n - i : SQERR_PART;
         convert(f, true, y, FPK_DTYPE_F32, x + i, k, c, 1);
-        lane = fpki_lanes_fns[isa](x + i, y, k, lane, x2, e2);
+        lane = fpki_sqerr_fns[isa](x + i, y, k, lane, x2, e2);
     }
 }
 
@@ -259,17 +268,18 @@ bool fpk_array_quantize_sqerr_formats(int nf, const fpk_format *const *f, const 
     fpki_isa isa = fpki_isa_best();
     fpki_fpenv env;
     fpki_fp_default(&env);
-    for (int j0 = 0; j0 < nf; j0 += FPKI_SQ_FORMATS) {
-        int k = nf - j0 < FPKI_SQ_FORMATS ? nf - j0 : FPKI_SQ_FORMATS;
+    for (int j0 = 0; j0 < nf; j0 += FPKI_QUANTIZE_SQERR_MAX_FORMATS) {
+        int k = nf - j0 < FPKI_QUANTIZE_SQERR_MAX_FORMATS ? nf - j0 : FPKI_QUANTIZE_SQERR_MAX_FORMATS;
         double *gx2 = j0 ? NULL : x2, *ge2 = e2 ? e2 + FPK_LANES * j0 : NULL;
-        fpki_conv p[FPKI_SQ_FORMATS];
-        unsigned flags[FPKI_SQ_FORMATS];
+        fpki_conv_plan p[FPKI_QUANTIZE_SQERR_MAX_FORMATS];
+        unsigned flags[FPKI_QUANTIZE_SQERR_MAX_FORMATS];
         for (int j = 0; j < k; j++)
             flags[j] = c[j0 + j].flags;
         bool planned = ge2 != NULL;
         for (int j = 0; j < k && planned; j++)
             planned = plan(&p[j], f[j0 + j], true, FPK_DTYPE_F32, &c[j0 + j]);
-        if (planned && fpki_sqerr_fns[isa](p, k, (const uint32_t *)x, n, gx2, ge2, flags)) {
+        if (planned &&
+            fpki_quantize_sqerr_fns[isa](p, k, (const uint32_t *)x, n, gx2, ge2, flags)) {
             for (int j = 0; j < k; j++)
                 c[j0 + j].flags |= flags[j];
             continue;

@@ -6,7 +6,8 @@
  * nonzero finite element (zero, subnormal, normal, overflow) depends on
  * its magnitude alone and never decreases as the magnitude grows: three
  * float32 magnitudes, found once per call by bisection with the library's
- * own rounding, split the four.  (RUP and RDN round the two signs
+ * own rounding (fpki_stats_thresholds, which the device statistics use
+ * too), split the four.  (RUP and RDN round the two signs
  * differently, and a format without a sign makes every negative element
  * NaN: then each sign has its three, compared against the whole
  * encoding.)  The counts are then how many elements lie below each
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "array-impl.h"
 #include "dump-impl.h"
 #include "stats.h"
 
@@ -47,9 +48,9 @@ typedef struct plan {
     uint64_t base; /* s->sr_index when the call began: the first element's counter */
     fpk_ctx ctx;
     bool sr;
-    fpki_skeys keys;
-    bool sr_exact;     /* SR at a scale of 2^k: the kernels decide */
-    fpki_srkeys srkeys; /* SR: each format's thresholds under RTZ and away */
+    fpki_stats_keys keys;
+    bool sr_exact;                 /* SR at a scale of 2^k: the kernels decide */
+    fpki_sr_fixup_plan sr_fixup;   /* SR: each format's thresholds under RTZ and away */
 } plan;
 
 /* The keys: the first few are shared, then three (or six) per format. */
@@ -59,7 +60,7 @@ enum { KEY_ZERO, KEY_FINITE, KEY_NEG_ZERO, KEY_NEG_FINITE };
 
 /* What one thread adds up for one plan. */
 typedef struct part {
-    fpki_sacc acc;
+    fpki_stats_totals acc;
     int64_t delta[FPK_STATS_MAX_FORMATS][4]; /* SR's corrections, by class */
 } part;
 
@@ -77,22 +78,9 @@ static double f32_value(uint32_t a)
 static thresholds find_thresholds(const fpk_stats *s, const fpk_format *f, fpk_round mode,
                                   uint32_t sign)
 {
-    fpk_ctx c = fpki_stats_ctx(s);
-    c.round = mode;
-    thresholds th;
-    for (int k = 0; k < 3; k++) {
-        fpki_stats_class want = (fpki_stats_class)(k + 1);
-        uint32_t lo = k ? th.t[k - 1] : 1, hi = F32_INF;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (fpki_stats_classify(f, f32_value(sign | mid), s->scale, &c) >= want)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        th.t[k] = lo;
-    }
-    return th;
+    uint64_t t[3];
+    fpki_stats_thresholds(s, f, mode, sign != 0, &fpk_fp32, t);
+    return (thresholds){{(uint32_t)t[0], (uint32_t)t[1], (uint32_t)t[2]}};
 }
 
 /* The thresholds found last on this thread, by format, scale, mode and
@@ -162,7 +150,7 @@ static void make_plan(plan *p, fpk_stats *s)
     p->ctx = fpki_stats_ctx(s);
     p->sr = s->round == FPK_SR;
     bool sign = by_sign(s);
-    fpki_skeys *k = &p->keys;
+    fpki_stats_keys *k = &p->keys;
     k->sign = sign;
     k->key[KEY_ZERO] = 1;
     k->key[KEY_FINITE] = F32_INF;
@@ -186,15 +174,15 @@ static void make_plan(plan *p, fpk_stats *s)
         }
         if (p->sr) {
             thresholds away = find_thresholds_cached(s, f, FPK_RUP, 0);
-            memcpy(p->srkeys.tz[j], t.t, sizeof t.t);
-            memcpy(p->srkeys.away[j], away.t, sizeof away.t);
-            p->srkeys.emin[j] = f->emin;
-            p->srkeys.man_bits[j] = f->man_bits;
-            p->srkeys.mask[j] = f->sign_mask ? F32_MAG : ~0u;
+            memcpy(p->sr_fixup.tz[j], t.t, sizeof t.t);
+            memcpy(p->sr_fixup.away[j], away.t, sizeof away.t);
+            p->sr_fixup.emin[j] = f->emin;
+            p->sr_fixup.man_bits[j] = f->man_bits;
+            p->sr_fixup.mask[j] = f->sign_mask ? F32_MAG : ~0u;
         }
     }
-    p->srkeys.n = s->nformats;
-    p->sr_exact = p->sr && power_of_two(s->scale, &p->srkeys.k);
+    p->sr_fixup.n = s->nformats;
+    p->sr_exact = p->sr && power_of_two(s->scale, &p->sr_fixup.scale_exp);
 }
 
 /* SR: the elements whose RTZ and away neighbours differ in class, decided
@@ -205,7 +193,7 @@ static void sr_fixup(const plan *p, fpki_isa isa, const uint32_t *x, size_t n, u
                      part *out)
 {
     if (p->sr_exact) {
-        fpki_srfix_fns[isa](&p->srkeys, x, n, index, out->delta);
+        fpki_sr_fixup_fns[isa](&p->sr_fixup, x, n, index, out->delta);
         return;
     }
     fpk_ctx c = p->ctx;
@@ -214,9 +202,9 @@ static void sr_fixup(const plan *p, fpki_isa isa, const uint32_t *x, size_t n, u
         if (a == 0 || a >= F32_INF)
             continue;
         for (int j = 0; j < p->s->nformats; j++) {
-            uint32_t v = x[i] & p->srkeys.mask[j];
-            int lo = fpki_class_below(p->srkeys.tz[j], v);
-            int hi = fpki_class_below(p->srkeys.away[j], v);
+            uint32_t v = x[i] & p->sr_fixup.mask[j];
+            int lo = fpki_threshold_class(p->sr_fixup.tz[j], v);
+            int hi = fpki_threshold_class(p->sr_fixup.away[j], v);
             if (lo == hi)
                 continue;
             c.sr_counter = index + i;
@@ -249,9 +237,10 @@ static void add_elements(const plan *plans, int np, fpki_isa isa, fpk_dtype t, c
     }
     uint32_t wide[WIDE];
     size_t size = fpk_dtype_size(t);
+    fpki_kformat kf = fpki_kformat_of_dtype(t);
     for (size_t i = 0; i < n; i += WIDE) {
         size_t m = n - i < WIDE ? n - i : WIDE;
-        fpki_widen_fns[isa](t, (const uint8_t *)x + size * i, wide, m, false);
+        fpki_widen_fns[isa](kf, (const uint8_t *)x + size * i, wide, m, false);
         for (int k = 0; k < np; k++)
             add_f32(&plans[k], isa, wide, m, offset + i, &outs[k]);
     }
@@ -276,7 +265,7 @@ static void merge_part(part *into, const part *from, int nformats, int nkeys)
 static void commit(const plan *p, const part *out, uint64_t n)
 {
     fpk_stats *s = p->s;
-    const fpki_sacc *acc = &out->acc;
+    const fpki_stats_totals *acc = &out->acc;
     const uint64_t *b = acc->below;
     uint64_t subnormals = 0;
     for (int e = 0; e < 23; e++) {
@@ -376,11 +365,12 @@ void fpk_stats_add_array(fpk_stats *s, fpk_dtype t, const void *x, size_t n, int
 bool fpk_stats_add_sqerr(fpk_stats *s, const float *x, size_t n, int nf,
                          const fpk_format *const *f, fpk_ctx *c, double *x2, double *e2)
 {
-    fpki_conv p[FPKI_SQ_FORMATS];
-    unsigned flags[FPKI_SQ_FORMATS];
-    bool fused = n >= SMALL && n <= UINT32_MAX && nf >= 1 && nf <= FPKI_SQ_FORMATS && e2;
+    fpki_conv_plan p[FPKI_QUANTIZE_SQERR_MAX_FORMATS];
+    unsigned flags[FPKI_QUANTIZE_SQERR_MAX_FORMATS];
+    bool fused = n >= SMALL && n <= UINT32_MAX && nf >= 1 &&
+                 nf <= FPKI_QUANTIZE_SQERR_MAX_FORMATS && e2;
     for (int j = 0; j < nf && fused; j++) {
-        fused = fpki_quant_plan(&p[j], f[j], &c[j]);
+        fused = fpki_quantize_plan(&p[j], f[j], &c[j]);
         flags[j] = c[j].flags;
     }
     if (fused) {
@@ -392,7 +382,8 @@ bool fpk_stats_add_sqerr(fpk_stats *s, const float *x, size_t n, int nf,
         fpki_fpenv env;
         fpki_fp_default(&env);
         const uint32_t *bits = (const uint32_t *)(const void *)x;
-        fused = fpki_stats_sqerr_fns[isa](&sp.keys, bits, n, &out.acc, p, nf, x2, e2, flags);
+        fused = fpki_stats_quantize_sqerr_fns[isa](&sp.keys, bits, n, &out.acc, p, nf, x2, e2,
+                                                   flags);
         if (fused && sp.sr)
             sr_fixup(&sp, isa, bits, n, sp.base, &out);
         fpki_fp_restore(&env);

@@ -8,9 +8,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "array-kern.h"
-#include "core-impl.h"
+#include "array-impl.h"
 
 #define F32_INF UINT32_C(0x7f800000)
 #define F32_MIN_NORMAL UINT32_C(0x00800000)
@@ -91,9 +89,9 @@ typedef struct mx_run {
     uint8_t *enc;
     float *y;
     fpk_mx_block *blocks;
-    fpki_mxmax_fn *max_fn; /* the kernels of the CPU's set */
-    fpki_mxdown_fn *down_fn;
-    fpki_mxup_fn *up_fn;
+    fpki_mx_amax_fn *max_fn; /* the kernels of the CPU's set */
+    fpki_mx_scale_down_fn *down_fn;
+    fpki_mx_scale_up_fn *up_fn;
     size_t first, n, nseg;
     mx_seg seg[MX_SEGS];
     uint32_t xs[MX_PIECE];
@@ -173,7 +171,7 @@ static uint32_t exp_bits(int e)
 }
 
 /* The window LO + [0, HI - LO] of S (HI below LO: none). */
-static void set_window(fpki_mxspan *s, uint32_t lo, int64_t hi)
+static void set_window(fpki_mx_span *s, uint32_t lo, int64_t hi)
 {
     s->lo = hi < lo ? UINT32_MAX : lo;
     s->span = hi < lo ? 0 : (uint32_t)(hi - lo);
@@ -182,9 +180,9 @@ static void set_window(fpki_mxspan *s, uint32_t lo, int64_t hi)
 /* The span constants of scale exponent K for scaling down: the normal
  * magnitudes whose products are normal float32s within max finite
  * R->maxf scale plainly. */
-static fpki_mxspan down_span(const mx_run *r, int k)
+static fpki_mx_span down_span(const mx_run *r, int k)
 {
-    fpki_mxspan s = {.shift = (uint32_t)k << 23,
+    fpki_mx_span s = {.shift = (uint32_t)k << 23,
                      .zero_below = r->ec.daz ? F32_MIN_NORMAL : 1,
                      .min_norm = r->min_norm};
     int64_t hi = (int64_t)r->maxf + (int64_t)k * ((int64_t)1 << 23);
@@ -195,14 +193,14 @@ static fpki_mxspan down_span(const mx_run *r, int k)
 /* The same for scaling back by 2^K: the normal magnitudes whose products
  * are normal float32s (an element format's values are normal float32s,
  * but a window of normal ones alone stays right for any). */
-static fpki_mxspan up_span(const mx_run *r, int k)
+static fpki_mx_span up_span(const mx_run *r, int k)
 {
-    fpki_mxspan s = down_span(r, k);
+    fpki_mx_span s = down_span(r, k);
     set_window(&s, exp_bits(k > 0 ? 1 : 1 - k), (int64_t)exp_bits(255 - k) - 1);
     return s;
 }
 
-/* XS[j] for the elements fpki_mxdown_fn left (bit j of ODD): the exact
+/* XS[j] for the elements fpki_mx_scale_down_fn left (bit j of ODD): the exact
  * product, or its stand-in (scaled_down); beyond max finite, where every
  * mode saturates to +-max finite, the core rounds element I + j for its
  * flags and the count, and XS[j] holds +-max finite, which rounds
@@ -227,9 +225,9 @@ static void mx_exact(mx_run *r, uint32_t *xs, const float *x, const uint8_t *odd
     }
 }
 
-/* Y[j] for the results fpki_mxup_fn left under UP (up_span's for K):
+/* Y[j] for the results fpki_mx_scale_up_fn left under UP (up_span's for K):
  * Q[j] * 2^K by scaled_value, where the product is not a normal float32. */
-static void unscale_exact(const fpki_mxspan *up, float *y, const uint32_t *q, size_t n, int k)
+static void unscale_exact(const fpki_mx_span *up, float *y, const uint32_t *q, size_t n, int k)
 {
     for (size_t j = 0; j < n; j++) {
         uint32_t mag = q[j] & INT32_MAX;
@@ -265,7 +263,7 @@ static void mx_flush(mx_run *r)
         }
         if (r->enc)
             memcpy(r->enc + i, e + from, to - from);
-        const fpki_mxspan up = up_span(r, g->k);
+        const fpki_mx_span up = up_span(r, g->k);
         uint32_t counts[2] = {0, 0};
         uint32_t *y = r->y ? (uint32_t *)(void *)(r->y + i) : NULL;
         if (r->up_fn(&up, q + from, r->xs + from, y, to - from, counts) && r->y)
@@ -284,7 +282,7 @@ static void mx_flush(mx_run *r)
 static void block_to_pieces(mx_run *r, const float *x, size_t first, size_t len, int k,
                             size_t b)
 {
-    const fpki_mxspan down = down_span(r, k == MX_NAN_BLOCK ? 0 : k);
+    const fpki_mx_span down = down_span(r, k == MX_NAN_BLOCK ? 0 : k);
     uint8_t odd[MX_PIECE / 8 + 2];
     for (size_t i = first; i < first + len;) {
         if (r->n == MX_PIECE || r->nseg == MX_SEGS)
@@ -330,9 +328,9 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
     r.min_norm = (uint32_t)(elem->emin + 127) << 23;
     const bool pieces = fpki_array_fast(elem, &r.qc);
     fpki_isa isa = fpki_isa_best();
-    r.max_fn = fpki_mxmax_fns[isa];
-    r.down_fn = fpki_mxdown_fns[isa];
-    r.up_fn = fpki_mxup_fns[isa];
+    r.max_fn = fpki_mx_amax_fns[isa];
+    r.down_fn = fpki_mx_scale_down_fns[isa];
+    r.up_fn = fpki_mx_scale_up_fns[isa];
     for (size_t first = 0, b = 0; first < n; first += block, b++) {
         size_t len = n - first < block ? n - first : block;
         int k = block_exp(&r, rule, x + first, len);

@@ -30,22 +30,6 @@ void fpk_stats_init(fpk_stats *s, const fpk_format *const *formats, int n, doubl
         s->formats[i] = formats[i];
 }
 
-fpki_stats_class fpki_stats_classify(const fpk_format *f, double x, double scale, fpk_ctx *c)
-{
-    c->flags = 0;
-    fpk_bits z = fpk_from_double_scaled(f, x, scale, c);
-    fpk_class cls = fpki_classify(f, z);
-    if (c->flags & FPK_OVERFLOW) /* first: e1mY overflows to max finite, a subnormal */
-        return FPKI_STATS_OVERFLOW;
-    if (cls == FPK_CLASS_ZERO)
-        return FPKI_STATS_ZERO;
-    if (cls == FPK_CLASS_SUBNORMAL)
-        return FPKI_STATS_SUBNORMAL;
-    if (cls != FPK_CLASS_NORMAL)
-        return FPKI_STATS_OVERFLOW;
-    return FPKI_STATS_NORMAL;
-}
-
 void fpki_stats_count(fpk_format_counts *k, fpki_stats_class cls, int64_t by)
 {
     if (cls == FPKI_STATS_ZERO)
@@ -54,15 +38,6 @@ void fpki_stats_count(fpk_format_counts *k, fpki_stats_class cls, int64_t by)
         k->subnormal += (uint64_t)by;
     else if (cls == FPKI_STATS_OVERFLOW)
         k->overflow += (uint64_t)by;
-}
-
-fpk_ctx fpki_stats_ctx(const fpk_stats *s)
-{
-    fpk_ctx c = fpk_ctx_default();
-    c.round = s->round;
-    c.ftz = s->ftz;
-    c.saturate = s->saturate;
-    return c;
 }
 
 void fpk_stats_add(fpk_stats *s, const double *x, size_t n)
