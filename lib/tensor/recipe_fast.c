@@ -2,13 +2,13 @@
  * host float32 arithmetic (IEEE multiplication and division, correctly
  * rounded to nearest even in the default environment, fpki_fp_default:
  * the results of fpki_f32_mul and fpki_f32_div exactly), the rounding
- * into the element format by the kernels' branch-free fpki_conv1, values
+ * into the element format by the kernels' branch-free fpki_round_one, values
  * from a table of the codes' float32 values.  The same bits, flags and
  * statistics as recipe.c's element loop; tests/check_recipe compares
  * them. */
 #include <string.h>
 
-#include "array-kern.h"
+#include "convert-body.h"
 #include "recipe-impl.h"
 
 bool fpki_recipe_fast(const fpk_recipe *r)
@@ -70,7 +70,7 @@ void fpki_recipe_fast_block(const fpk_recipe *r, const fpki_block_plan *p,
             code = (uint32_t)e->nan;
             f = 0;
         } else {
-            code = fpki_conv1(e, FPK_RNE, false, false, 0, 0, 1, 0, 0, scaled(p, m, v), 0, &f,
+            code = fpki_round_one(e, FPK_RNE, false, false, 0, 0, 1, 0, 0, scaled(p, m, v), 0, &f,
                               NULL);
         }
         uint32_t yv = p->nan ? UINT32_C(0x7fc00000) : as_bits(as_float(values[code]) * decode);
