@@ -29,26 +29,32 @@ static int cuda_fail(fpk_error *err, cudaError_t rc, const char *what)
     return code;
 }
 
-/* Runs the plan over the N elements at DEV into the host counters K. */
+/* Runs the plan over the N elements at DEV into the host counters K: the
+ * table image and the counters in one device allocation. */
 static int run(const fpki_ds_plan *p, const void *dev, size_t n, uint64_t *k,
                cudaStream_t stream, fpk_error *err)
 {
-    size_t bytes = fpki_ds_ncounters(p) * sizeof *k;
-    unsigned long long *dk = NULL;
-    cudaError_t rc = cudaMallocAsync((void **)&dk, bytes, stream);
+    size_t image = p->k.table_bytes, bytes = fpki_ds_ncounters(p) * sizeof *k;
+    unsigned char *buf = NULL;
+    cudaError_t rc = cudaMallocAsync((void **)&buf, image + bytes, stream);
     if (rc != cudaSuccess)
         return cuda_fail(err, rc, "allocating the counters");
-    const char *what = "zeroing the counters";
-    rc = cudaMemsetAsync(dk, 0, bytes, stream);
+    unsigned long long *dk = (unsigned long long *)(buf + image);
+    const char *what = "copying the tables";
+    rc = cudaMemcpyAsync(buf, p->image, image, cudaMemcpyHostToDevice, stream);
+    if (rc == cudaSuccess) {
+        what = "zeroing the counters";
+        rc = cudaMemsetAsync(dk, 0, bytes, stream);
+    }
     if (rc == cudaSuccess) {
         what = "launching the kernel";
-        rc = fpki_ds_launch(p, dev, n, dk, stream);
+        rc = fpki_ds_launch(&p->k, buf, dev, n, dk, stream);
     }
     if (rc == cudaSuccess) {
         what = "reading the counters";
         rc = cudaMemcpyAsync(k, dk, bytes, cudaMemcpyDeviceToHost, stream);
     }
-    cudaError_t rc_free = cudaFreeAsync(dk, stream);
+    cudaError_t rc_free = cudaFreeAsync(buf, stream);
     cudaError_t rc_sync = cudaStreamSynchronize(stream);
     if (rc == cudaSuccess && (rc = rc_free) != cudaSuccess)
         what = "releasing the counters";
@@ -57,14 +63,12 @@ static int run(const fpki_ds_plan *p, const void *dev, size_t n, uint64_t *k,
     return rc == cudaSuccess ? FPK_OK : cuda_fail(err, rc, what);
 }
 
-int fpk_cuda_stats_add(fpk_stats *s, const void *dev, size_t n, fpk_dtype dtype,
-                       cudaStream_t stream, fpk_error *err)
+/* fpk_cuda_stats_add of N > 0 elements, planned as P. */
+static int add_planned(fpk_stats *s, const fpki_ds_plan *p, const void *dev, size_t n,
+                       fpk_dtype dtype, cudaStream_t stream, fpk_error *err)
 {
-    fpki_ds_plan p;
-    int rc = fpki_ds_plan_init(&p, s, dtype, err);
-    if (rc != FPK_OK || n == 0)
-        return rc;
-    if ((uintptr_t)dev % (uintptr_t)p.width != 0)
+    int rc;
+    if ((uintptr_t)dev % (uintptr_t)p->k.width != 0)
         return fail(err, FPK_EFORMAT,
                     "device statistics: the data's address is not aligned to its %s elements",
                     fpk_dtype_name(dtype));
@@ -75,7 +79,7 @@ int fpk_cuda_stats_add(fpk_stats *s, const void *dev, size_t n, fpk_dtype dtype,
     if (a.type == cudaMemoryTypeUnregistered)
         return fail(err, FPK_EIO, "device statistics: %s",
                     "the data's address is not memory the device can read");
-    uint64_t *k = malloc(fpki_ds_ncounters(&p) * sizeof *k);
+    uint64_t *k = malloc(fpki_ds_ncounters(p) * sizeof *k);
     if (!k)
         return fail(err, FPK_ENOMEM, "device statistics: %s", "out of memory");
     /* The kernel runs on the device that holds the data (another runtime,
@@ -85,12 +89,25 @@ int fpk_cuda_stats_add(fpk_stats *s, const void *dev, size_t n, fpk_dtype dtype,
         cur != a.device)
         ce = cudaSetDevice(a.device);
     rc = ce != cudaSuccess ? cuda_fail(err, ce, "choosing the device")
-                           : run(&p, dev, n, k, stream, err);
+                           : run(p, dev, n, k, stream, err);
     if (cur != a.device)
         cudaSetDevice(cur);
     if (rc == FPK_OK)
-        fpki_ds_finish(s, &p, dtype, k, n);
+        fpki_ds_finish(s, p, dtype, k, n);
     free(k);
+    return rc;
+}
+
+int fpk_cuda_stats_add(fpk_stats *s, const void *dev, size_t n, fpk_dtype dtype,
+                       cudaStream_t stream, fpk_error *err)
+{
+    fpki_ds_plan *p = malloc(sizeof *p);
+    if (!p)
+        return fail(err, FPK_ENOMEM, "device statistics: %s", "out of memory");
+    int rc = fpki_ds_plan_init(p, s, dtype, err);
+    if (rc == FPK_OK && n > 0)
+        rc = add_planned(s, p, dev, n, dtype, stream, err);
+    free(p);
     return rc;
 }
 

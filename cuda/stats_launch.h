@@ -11,10 +11,11 @@ extern "C" {
 #endif
 
 /* Queues on STREAM the kernel that adds the counters (devstats.h) of the N
- * elements at device address DATA, as planned by P, to OUT, N zeroed device
- * counters (fpki_ds_ncounters).  DATA is aligned to the element size.
- * Returns the first CUDA error. */
-cudaError_t fpki_ds_launch(const fpki_ds_plan *p, const void *data, size_t n,
+ * elements at device address DATA, as P says, to OUT, zeroed device
+ * counters (fpki_ds_ncounters); IMAGE is the device's copy of the plan's
+ * table image (P->table_bytes, 16-byte aligned).  DATA is aligned to the
+ * element size.  Returns the first CUDA error. */
+cudaError_t fpki_ds_launch(const fpki_ds_params *p, const void *image, const void *data, size_t n,
                            unsigned long long *out, cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -2,14 +2,16 @@
  * (cuda/stats_plan.c), run on the host, against fpk_stats_add
  * (lib/tensor/stats.c): the statistics of every fp16, bf16, e4m3 and e5m2
  * encoding and of TestFloat-style float32 and float64 samples, for
- * fourteen formats, every rounding mode (SR included, added in two parts
+ * sixteen formats, every rounding mode (SR included, added in two parts
  * so that the counter of the second starts where the first ended), with
- * and without ftz and saturate, under scales 1, 0.1875 and 2^40.  Elements
- * are counted here as the kernel counts them: zeros, nonfinite, the
- * magnitude maximum, the histogram bin and one class per format from
- * fpki_ds_class.  Also the SR hash the device inlines (lib/core/sr-hash.h)
- * against known answers and fpk_sr_hash, and the kernel's split of a
- * buffer into slots.  The statistics must be equal in every field. */
+ * and without ftz and saturate, under scales 1, 0.1875 and 2^40; and of
+ * every element type in every length up to a few vectors, from every
+ * alignment.  Elements are counted here as the kernel counts them
+ * (add_as_device): from memory in 16-byte vectors and single elements,
+ * each into its band by fpki_ds_add over the plan's table image.  Also
+ * the SR hash the device inlines (lib/core/sr-hash.h) against known
+ * answers and fpk_sr_hash, and the kernel's split of a buffer into slots.
+ * The statistics must be equal in every field. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,42 +41,65 @@ static const options option_sets[] = {
 };
 static const double scales[] = {1.0, 0.1875, 0x1p40};
 
-/* S += the N elements BITS of DTYPE, counted as the kernel counts them. */
-static void add_as_device(fpk_stats *s, fpk_dtype dtype, const uint64_t *bits, size_t n)
+/* S += the N elements BITS of DTYPE, counted as the kernel counts them:
+ * laid out in memory little-endian from OFFSET elements past a 16-byte
+ * boundary, split into the kernel's slots (fpki_ds_split, fpki_ds_slot),
+ * each vector read 16 bytes at a time and each element taken from it as
+ * the kernel takes it (fpki_ds_lane), added by fpki_ds_add to one
+ * thread's counts over the plan's own table image, and the counters
+ * turned into statistics by fpki_ds_finish.  The kernel runs the same
+ * code on many threads and adds their counts up. */
+static void add_as_device(fpk_stats *s, fpk_dtype dtype, const uint64_t *bits, size_t n,
+                          size_t offset)
 {
-    fpki_ds_plan p;
+    fpki_ds_plan *p = malloc(sizeof *p);
+    ck_assert_ptr_nonnull(p);
     fpk_error err;
-    ck_assert_msg(fpki_ds_plan_init(&p, s, dtype, &err) == FPK_OK, "%s", err.msg);
-    uint64_t *k = calloc(fpki_ds_ncounters(&p), sizeof *k);
-    ck_assert_ptr_nonnull(k);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t mag = bits[i] & ~p.sign_mask;
-        if (mag == 0) {
-            k[FPKI_DS_ZEROS]++;
-            continue;
-        }
-        if (mag >= p.nonfinite_min) {
-            k[FPKI_DS_NONFINITE]++;
-            continue;
-        }
-        if (mag > k[FPKI_DS_AMAX])
-            k[FPKI_DS_AMAX] = mag;
-        k[FPKI_DS_HIST + fpki_ds_log2(&p, mag) - p.hist_lo]++;
-        for (int j = 0; j < p.nformats; j++) {
-            int c = fpki_ds_counter(fpki_ds_class(&p, j, mag, (bits[i] & p.sign_mask) != 0, i));
-            if (c >= 0)
-                k[FPKI_DS_FMT + 3 * j + c]++;
-        }
+    ck_assert_msg(fpki_ds_plan_init(p, s, dtype, &err) == FPK_OK, "%s", err.msg);
+    const int w = p->k.width;
+    unsigned char *mem = aligned_alloc(16, ((n + offset) * (size_t)w + 31) & ~(size_t)15);
+    ck_assert_ptr_nonnull(mem);
+    unsigned char *data = mem + offset * (size_t)w;
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < w; b++)
+            data[i * (size_t)w + (size_t)b] = (unsigned char)(bits[i] >> 8 * b);
+    uint64_t *k = calloc(fpki_ds_ncounters(p), sizeof *k);
+    uint32_t *hist = calloc((size_t)(p->k.nsides * p->k.nbands), sizeof *hist);
+    ck_assert(k && hist);
+    fpki_ds_acc acc;
+    memset(&acc, 0, sizeof acc);
+    acc.hist = hist;
+    fpki_ds_tables t = fpki_ds_tables_at(&p->k, p->image);
+    uint64_t head, nvec, first;
+    fpki_ds_split(n, (uintptr_t)data, w, &head, &nvec);
+    int got;
+    for (uint64_t slot = 0; (got = fpki_ds_slot(slot, n, head, nvec, w, &first)); slot++) {
+        uint32_t v[4] = {0, 0, 0, 0};
+        const unsigned char *at = data + first * (uint64_t)w;
+        if (got > 1)
+            ck_assert_uint_eq((uintptr_t)at % 16, 0);
+        memcpy(v, at, got > 1 ? 16 : (size_t)w); /* little-endian host */
+        for (int i = 0; i < got; i++)
+            fpki_ds_add(&p->k, &t, w, p->k.sr, fpki_ds_lane(v, w, i), first + (uint64_t)i, &acc);
     }
-    fpki_ds_finish(s, &p, dtype, k, n);
+    k[FPKI_DS_AMAX] = acc.amax;
+    for (int j = 0; j < FPK_STATS_MAX_FORMATS; j++)
+        for (int m = 0; m < FPKI_DS_MAX_MOVES; m++)
+            k[FPKI_DS_MOVED + FPKI_DS_MAX_MOVES * j + m] = acc.moved[j][m];
+    for (int b = 0; b < p->k.nsides * p->k.nbands; b++)
+        k[FPKI_DS_BANDS + b] = hist[b];
+    fpki_ds_finish(s, p, dtype, k, n);
     free(k);
+    free(hist);
+    free(mem);
+    free(p);
 }
 
 /* The statistics of BITS both ways, in two parts split at N/3, compared
  * field by field. */
 static void compare(tu_report *rep, fpk_dtype dtype, const uint64_t *bits, size_t n,
                     const fpk_format *const *formats, fpk_round mode, const options *o,
-                    double scale)
+                    double scale, size_t offset)
 {
     const fpk_format *d = fpk_dtype_format(dtype);
     double *x = malloc(n * sizeof *x);
@@ -92,14 +117,14 @@ static void compare(tu_report *rep, fpk_dtype dtype, const uint64_t *bits, size_
     size_t part = n / 3;
     fpk_stats_add(want, x, part);
     fpk_stats_add(want, x + part, n - part);
-    add_as_device(got, dtype, bits, part);
-    add_as_device(got, dtype, bits + part, n - part);
+    add_as_device(got, dtype, bits, part, offset);
+    add_as_device(got, dtype, bits + part, n - part, offset + part);
 
     rep->cases += n * NFORMATS;
     rep->total_cases += n * NFORMATS;
     char what[128];
-    snprintf(what, sizeof what, "%s x %zu, %s, %s, scale %a", fpk_dtype_name(dtype), n,
-             fpk_round_name(mode), o->name, scale);
+    snprintf(what, sizeof what, "%s x %zu at offset %zu, %s, %s, scale %a",
+             fpk_dtype_name(dtype), n, offset, fpk_round_name(mode), o->name, scale);
     if (got->count != want->count || got->zeros != want->zeros ||
         got->nonfinite != want->nonfinite)
         tu_fail(rep, "%s: count/zeros/nonfinite %" PRIu64 "/%" PRIu64 "/%" PRIu64
@@ -188,7 +213,7 @@ START_TEST(test_exhaustive_small)
             for (size_t o = 0; o < sizeof option_sets / sizeof option_sets[0]; o++)
                 for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
                     compare(&rep, dtype, bits, n, formats, (fpk_round)m, &option_sets[o],
-                            scales[k]);
+                            scales[k], (size_t)(m + o + k) % (16 / fpk_dtype_size(dtype)));
                 }
         tu_report_line(&rep, "every %s encoding", fpk_dtype_name(dtype));
         free(bits);
@@ -218,7 +243,7 @@ START_TEST(test_sampled_wide)
                     for (size_t i = 0; i < N; i++)
                         bits[i] = tu_gen(d, formats[i % NFORMATS], &r);
                     compare(&rep, dtypes[t], bits, N, formats, (fpk_round)m, &option_sets[o],
-                            scales[k]);
+                            scales[k], (size_t)(m + o + k) % (16 / fpk_dtype_size(dtypes[t])));
                 }
         tu_report_line(&rep, "%s samples", fpk_dtype_name(dtypes[t]));
     }
@@ -259,6 +284,39 @@ START_TEST(test_slots)
 }
 END_TEST
 
+/* Counts of every length up to a few vectors past the head, from every
+ * alignment, of each element type: the kernel's head, vectors and tail
+ * under RNE, under RUP (each sign its own bands) and under SR (the
+ * counters of the elements follow their place). */
+START_TEST(test_tails)
+{
+    static const fpk_round modes[] = {FPK_RNE, FPK_RUP, FPK_SR};
+    static const options plain = {"plain", false, false};
+    const fpk_format *formats[NFORMATS];
+    formats_init(formats);
+    tu_rng r;
+    tu_rng_init(&r, seed);
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    uint64_t bits[70];
+    for (int t = 0; t < FPK_DTYPE_COUNT; t++) {
+        const fpk_format *d = fpk_dtype_format((fpk_dtype)t);
+        size_t v = 16 / fpk_dtype_size((fpk_dtype)t);
+        for (size_t offset = 0; offset < v; offset++)
+            for (size_t n = 0; n <= 3 * v + 5 && n <= 70; n++)
+                for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+                    for (size_t i = 0; i < n; i++)
+                        bits[i] = i % 3 ? tu_gen(d, formats[i % NFORMATS], &r)
+                                        : tu_rng_next(&r) & (d->sign_mask | (d->sign_mask - 1));
+                    compare(&rep, (fpk_dtype)t, bits, n, formats, modes[m], &plain, 0.1875,
+                            offset);
+                }
+        tu_report_line(&rep, "%s: every length to %zu, every alignment", d->name, 3 * v + 5);
+    }
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+}
+END_TEST
+
 /* What the plan refuses. */
 START_TEST(test_plan_errors)
 {
@@ -266,19 +324,30 @@ START_TEST(test_plan_errors)
     fpk_ctx c = fpk_ctx_default();
     fpk_stats *s = malloc(sizeof *s);
     ck_assert_ptr_nonnull(s);
-    fpki_ds_plan p;
+    fpki_ds_plan *p = malloc(sizeof *p);
+    ck_assert_ptr_nonnull(p);
     fpk_error err;
     static const double bad_scales[] = {0.0, -1.0, 1.0 / 0.0};
     for (size_t i = 0; i < sizeof bad_scales / sizeof bad_scales[0]; i++) {
         fpk_stats_init(s, formats, 1, bad_scales[i], &c);
-        ck_assert_int_eq(fpki_ds_plan_init(&p, s, FPK_DTYPE_F32, &err), FPK_EFORMAT);
+        ck_assert_int_eq(fpki_ds_plan_init(p, s, FPK_DTYPE_F32, &err), FPK_EFORMAT);
         ck_assert_ptr_nonnull(strstr(err.msg, "scale"));
     }
     fpk_stats_init(s, formats, 1, 1.0, &c);
-    ck_assert_int_eq(fpki_ds_plan_init(&p, s, (fpk_dtype)FPK_DTYPE_COUNT, &err), FPK_EFORMAT);
+    ck_assert_int_eq(fpki_ds_plan_init(p, s, (fpk_dtype)FPK_DTYPE_COUNT, &err), FPK_EFORMAT);
     ck_assert_ptr_nonnull(strstr(err.msg, "element type"));
-    ck_assert_int_eq(fpki_ds_plan_init(&p, s, FPK_DTYPE_F32, &err), FPK_OK);
-    ck_assert_int_eq(p.nbins, 127 + 149 + 1);
+    ck_assert_int_eq(fpki_ds_plan_init(p, s, FPK_DTYPE_F32, &err), FPK_OK);
+    /* a coarse range for zero, one for each floor(log2) of a nonzero
+     * finite float32, one for infinities and NaNs */
+    ck_assert_int_eq(p->k.ncoarse, 1 + 127 + 149 + 1 + 1);
+    /* RNE into fp16: both signs share the keys; the least nonfinite
+     * magnitude starts a range and is no key */
+    ck_assert_int_eq(p->k.nsides, 1);
+    ck_assert_int_eq(p->k.nkeys, 3);
+    fpk_stats_init(s, formats, 1, 1.0, &(fpk_ctx){.round = FPK_RUP});
+    ck_assert_int_eq(fpki_ds_plan_init(p, s, FPK_DTYPE_F32, &err), FPK_OK);
+    ck_assert_int_eq(p->k.nsides, 2);
+    free(p);
     free(s);
 }
 END_TEST
@@ -292,6 +361,7 @@ static Suite *cuda_stats_suite(void)
     tcase_add_test(tc, test_exhaustive_small);
     tcase_add_test(tc, test_sampled_wide);
     tcase_add_test(tc, test_slots);
+    tcase_add_test(tc, test_tails);
     tcase_add_test(tc, test_plan_errors);
     suite_add_tcase(s, tc);
     return s;

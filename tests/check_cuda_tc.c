@@ -1,4 +1,4 @@
-/* The tensor-core model (fpk_tc_dot, lib/tc.c) against the published
+/* The tensor-core model (fpk_tc_dot, lib/core/tc.c) against the published
  * experiments of Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior of
  * NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330 (2021): the inputs of the
  * tests of their sections A (subnormal numbers), B (accuracy of the dot
@@ -10,7 +10,11 @@
  * 0x3f800001), never computed.  Then cases worked out by hand from the
  * published parameters: the block sizes (4, 8, 16 products), Hopper's two
  * extra bits, the window of a leading product in [2, 4) (Khattak and
- * Mikaitis, arXiv:2512.07004), tf32, overflow and the special values. */
+ * Mikaitis, arXiv:2512.07004), tf32, overflow and the special values; the
+ * published parameter sets (fpk_tc_params_of), and other parameter sets
+ * (fpk_tc_dot_params) worked out by hand: cutting toward minus infinity,
+ * rounding a step to nearest, no wide window, FP8's 13-bit window, step
+ * sizes, and promotion to a binary32 accumulator along K. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -265,12 +269,12 @@ START_TEST(test_api)
 {
     static const struct {
         fpk_tc_arch arch;
-        int fp16, fp16_acc, bf16, tf32;
+        int fp16, fp16_acc, bf16, tf32, fp8;
     } terms[] = {
-        {FPK_TC_VOLTA, 4, 4, 0, 0},
-        {FPK_TC_TURING, 4, 4, 0, 0},
-        {FPK_TC_AMPERE, 8, 8, 8, 4},
-        {FPK_TC_HOPPER, 16, 16, 16, 8},
+        {FPK_TC_VOLTA, 4, 4, 0, 0, 0},
+        {FPK_TC_TURING, 4, 4, 0, 0, 0},
+        {FPK_TC_AMPERE, 8, 8, 8, 4, 0},
+        {FPK_TC_HOPPER, 16, 16, 16, 8, 32},
     };
     for (size_t i = 0; i < sizeof terms / sizeof terms[0]; i++) {
         fpk_tc_arch arch = terms[i].arch, back;
@@ -279,7 +283,10 @@ START_TEST(test_api)
         ck_assert_int_eq(fpk_tc_terms(arch, &fpk_fp16, &fpk_fp16), terms[i].fp16_acc);
         ck_assert_int_eq(fpk_tc_terms(arch, &fpk_bf16, &fpk_fp32), terms[i].bf16);
         ck_assert_int_eq(fpk_tc_terms(arch, &fpk_tf32, &fpk_fp32), terms[i].tf32);
-        ck_assert_int_eq(fpk_tc_terms(arch, &fpk_e4m3, &fpk_fp32), 0);
+        ck_assert_int_eq(fpk_tc_terms(arch, &fpk_e4m3, &fpk_fp32), terms[i].fp8);
+        ck_assert_int_eq(fpk_tc_terms(arch, &fpk_e5m2, &fpk_fp32), terms[i].fp8);
+        ck_assert_int_eq(fpk_tc_terms(arch, &fpk_e4m3, &fpk_fp16), 0);
+        ck_assert_int_eq(fpk_tc_terms(arch, &fpk_e2m1, &fpk_fp32), 0);
         ck_assert_int_eq(fpk_tc_terms(arch, &fpk_fp16, &fpk_bf16), 0);
     }
     fpk_tc_arch x;
@@ -297,6 +304,146 @@ START_TEST(test_api)
 }
 END_TEST
 
+/* The published parameter sets, as the sources give them (lib/core/tc.c):
+ * the block sizes, 23 + the extra bits, truncation toward zero, RTZ into
+ * binary32 and RNE into binary16; FP8 on Hopper the DeepSeek-V3 candidate. */
+START_TEST(test_params_of)
+{
+    static const struct {
+        fpk_tc_arch arch;
+        const fpk_format *in, *acc;
+        fpk_tc_params want;
+    } sets[] = {
+        {FPK_TC_VOLTA, &fpk_fp16, &fpk_fp32, {4, 23, true, false, FPK_RTZ, 0}},
+        {FPK_TC_VOLTA, &fpk_fp16, &fpk_fp16, {4, 23, true, false, FPK_RNE, 0}},
+        {FPK_TC_TURING, &fpk_fp16, &fpk_fp32, {4, 24, true, false, FPK_RTZ, 0}},
+        {FPK_TC_AMPERE, &fpk_bf16, &fpk_fp32, {8, 24, true, false, FPK_RTZ, 0}},
+        {FPK_TC_AMPERE, &fpk_tf32, &fpk_fp32, {4, 24, true, false, FPK_RTZ, 0}},
+        {FPK_TC_HOPPER, &fpk_fp16, &fpk_fp32, {16, 25, true, false, FPK_RTZ, 0}},
+        {FPK_TC_HOPPER, &fpk_tf32, &fpk_fp32, {8, 25, true, false, FPK_RTZ, 0}},
+        {FPK_TC_HOPPER, &fpk_e4m3, &fpk_fp32, {32, 13, true, false, FPK_RTZ, 128}},
+        {FPK_TC_HOPPER, &fpk_e5m2, &fpk_fp32, {32, 13, true, false, FPK_RTZ, 128}},
+    };
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
+        fpk_tc_params p;
+        const fpk_tc_params *w = &sets[i].want;
+        ck_assert(fpk_tc_params_of(sets[i].arch, sets[i].in, sets[i].acc, &p));
+        ck_assert(p.terms == w->terms && p.window == w->window && p.wide == w->wide &&
+                  p.floor == w->floor && p.round == w->round && p.promote == w->promote);
+    }
+    fpk_tc_params p = {0};
+    ck_assert(!fpk_tc_params_of(FPK_TC_AMPERE, &fpk_e4m3, &fpk_fp32, &p));
+    ck_assert(!fpk_tc_params_of(FPK_TC_TURING, &fpk_bf16, &fpk_fp32, &p));
+    ck_assert_int_eq(p.terms, 0); /* untouched */
+}
+END_TEST
+
+/* Parameter sets other than the published ones, worked out by hand. */
+typedef struct params_case {
+    const char *what;
+    fpk_tc_params p;
+    const fpk_format *in;
+    int n;
+    fpk_bits a[4], b[4], c, want;
+} params_case;
+
+/* e4m3 */
+#define Q1 0x38    /* 1 */
+#define QM1 0xb8   /* -1 */
+#define Q2M6 0x08  /* 2^-6 */
+#define Q2M7 0x04  /* 2^-7, subnormal */
+#define Q2M8 0x02  /* 2^-8, subnormal */
+
+static const params_case params_cases[] = {
+    {"floor: 1 - 1 - 1.75 * 2^-24 cut toward zero: -2^-24", {4, 24, true, false, FPK_RTZ, 0},
+     &fpk_fp16, 3, {H1, H1, 0xbf00}, {H1, HM1, HSUB}, 0, 0xb3800000},
+    {"floor: 1 - 1 - 1.75 * 2^-24 cut toward -inf: -2^-23", {4, 24, true, true, FPK_RTZ, 0},
+     &fpk_fp16, 3, {H1, H1, 0xbf00}, {H1, HM1, HSUB}, 0, 0xb4000000},
+    {"floor: a positive addend is cut the same: 1 - 1 + 1.75 * 2^-24",
+     {4, 24, true, true, FPK_RTZ, 0}, &fpk_fp16, 3, {H1, H1, 0x3f00}, {H1, HM1, HSUB}, 0,
+     0x33800000},
+    {"round rtz: 1 + 2^-23 + 2^-24 gives 1 + 2^-23", {4, 24, true, false, FPK_RTZ, 0}, &fpk_fp16,
+     2, {H1, 0x3e00}, {H1, 0x0002}, 0, 0x3f800001},
+    {"round rne: 1 + 2^-23 + 2^-24, a tie, gives 1 + 2^-22", {4, 24, true, false, FPK_RNE, 0},
+     &fpk_fp16, 2, {H1, 0x3e00}, {H1, 0x0002}, 0, 0x3f800002},
+    {"round rne: -(1 + 2^-23 + 2^-24) gives -(1 + 2^-22)", {4, 24, true, false, FPK_RNE, 0},
+     &fpk_fp16, 2, {HM1, 0xbe00}, {H1, 0x0002}, 0, 0xbf800002},
+    {"wide off: 1.5^2 - 2.25 + 2^-23 with window 23: 2^-23 lost", {4, 23, false, false, FPK_RTZ, 0},
+     &fpk_fp16, 2, {0x3e00, H1}, {0x3e00, 0x0002}, 0xc0100000, 0},
+    {"window 13 (e4m3): 1 + 2^-13 keeps it", {32, 13, true, false, FPK_RTZ, 0}, &fpk_e4m3, 2,
+     {Q1, Q2M6}, {Q1, Q2M7}, 0, 0x3f800400},
+    {"window 13 (e4m3): 1 + 2^-14 loses it", {32, 13, true, false, FPK_RTZ, 0}, &fpk_e4m3, 2,
+     {Q1, Q2M7}, {Q1, Q2M7}, 0, 0x3f800000},
+    {"window 13 (e5m2): 1 - 1 + 2^-14 keeps it once 1 - 1 leaves the step",
+     {2, 13, true, false, FPK_RTZ, 0}, &fpk_e5m2, 3, {0x3c, 0x3c, 0x04}, {0x3c, 0xbc, 0x3c}, 0,
+     0x38800000},
+    {"terms 4: 1 - 1 + 2^-16 in one step: 2^-16 lost", {4, 13, true, false, FPK_RTZ, 0},
+     &fpk_e4m3, 3, {Q1, Q1, Q2M8}, {Q1, QM1, Q2M8}, 0, 0},
+    {"terms 1: 1, then 0, then 2^-16 alone: kept", {1, 13, true, false, FPK_RTZ, 0}, &fpk_e4m3,
+     3, {Q1, Q1, Q2M8}, {Q1, QM1, Q2M8}, 0, 0x37800000},
+    {"terms 1: 1 + 2^-16 in the next step: lost against c = 1", {1, 13, true, false, FPK_RTZ, 0},
+     &fpk_e4m3, 2, {Q1, Q2M8}, {Q1, Q2M8}, 0, 0x3f800000},
+};
+#define NPARAMS_CASES (sizeof params_cases / sizeof params_cases[0])
+
+START_TEST(test_params)
+{
+    tu_report rep;
+    tu_report_init(&rep, SUITE);
+    for (size_t i = 0; i < NPARAMS_CASES; i++) {
+        const params_case *k = &params_cases[i];
+        fpk_bits got = fpk_tc_dot_params(&k->p, k->in, &fpk_fp32, k->a, k->b, (size_t)k->n, k->c);
+        tu_check(&rep, &fpk_fp32, (ref_result){k->want, 0}, got, 0, "%s", k->what);
+    }
+    tu_report_line(&rep, "parameter sets worked out by hand");
+    ck_assert_uint_eq(tu_report_done(&rep), 0);
+
+    /* Promotion: 1 at position 0 and 2^-14 at position 40 of 64 (e4m3),
+     * lost in a chain of 32-product steps, kept when products 32 on start
+     * a chain of their own whose sum is added in binary32. */
+    fpk_bits a[64], b[64];
+    for (int i = 0; i < 64; i++)
+        a[i] = b[i] = 0;
+    a[0] = b[0] = Q1;
+    a[40] = b[40] = Q2M7;
+    fpk_tc_params p = {32, 13, true, false, FPK_RTZ, 0};
+    ck_assert_uint_eq(fpk_tc_dot_params(&p, &fpk_e4m3, &fpk_fp32, a, b, 64, 0), 0x3f800000);
+    p.promote = 32;
+    ck_assert_uint_eq(fpk_tc_dot_params(&p, &fpk_e4m3, &fpk_fp32, a, b, 64, 0), 0x3f800200);
+    /* c joins the binary32 accumulator first: c = 2^-30 survives 1 + ... */
+    ck_assert_uint_eq(fpk_tc_dot_params(&p, &fpk_e4m3, &fpk_fp32, a, b, 64, 0x30800000),
+                      0x3f800200);
+    /* ... and with 40 products a segment of 64 the chain holds them all */
+    p.promote = 64;
+    ck_assert_uint_eq(fpk_tc_dot_params(&p, &fpk_e4m3, &fpk_fp32, a, b, 64, 0), 0x3f800000);
+    /* The Hopper candidate promotes every 128: position 130 of 160. */
+    fpk_bits a2[160], b2[160];
+    for (int i = 0; i < 160; i++)
+        a2[i] = b2[i] = 0;
+    a2[0] = b2[0] = Q1;
+    a2[130] = b2[130] = Q2M7;
+    ck_assert_uint_eq(fpk_tc_dot(FPK_TC_HOPPER, &fpk_e4m3, &fpk_fp32, a2, b2, 160, 0), 0x3f800200);
+    a2[130] = b2[130] = 0;
+    a2[100] = b2[100] = Q2M7;
+    ck_assert_uint_eq(fpk_tc_dot(FPK_TC_HOPPER, &fpk_e4m3, &fpk_fp32, a2, b2, 160, 0), 0x3f800000);
+
+    /* What the model refuses: the canonical NaN. */
+    static const fpk_tc_params bad[] = {
+        {0, 23, true, false, FPK_RTZ, 0},  {65, 23, true, false, FPK_RTZ, 0},
+        {4, 0, true, false, FPK_RTZ, 0},   {4, 53, true, false, FPK_RTZ, 0},
+        {4, 23, true, false, FPK_RNA, 0},  {4, 23, true, false, FPK_RTZ, -1},
+    };
+    const fpk_bits one[1] = {H1};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_uint_eq(fpk_tc_dot_params(&bad[i], &fpk_fp16, &fpk_fp32, one, one, 1, 0),
+                          0x7fc00000);
+    p = (fpk_tc_params){4, 23, true, false, FPK_RTZ, 0};
+    ck_assert_uint_eq(fpk_tc_dot_params(NULL, &fpk_fp16, &fpk_fp32, one, one, 1, 0), 0x7fc00000);
+    ck_assert_uint_eq(fpk_tc_dot_params(&p, &fpk_fp64, &fpk_fp32, one, one, 1, 0), 0x7fc00000);
+    ck_assert_uint_eq(fpk_tc_dot_params(&p, &fpk_fp16, &fpk_bf16, one, one, 1, 0), 0x7fc00000);
+}
+END_TEST
+
 static Suite *tc_suite(void)
 {
     Suite *s = suite_create("cuda_tc");
@@ -304,6 +451,8 @@ static Suite *tc_suite(void)
     tcase_add_test(tc, test_published);
     tcase_add_test(tc, test_monotonicity);
     tcase_add_test(tc, test_api);
+    tcase_add_test(tc, test_params_of);
+    tcase_add_test(tc, test_params);
     suite_add_tcase(s, tc);
     return s;
 }

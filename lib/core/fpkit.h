@@ -296,13 +296,47 @@ const char *fpk_tc_arch_name(fpk_tc_arch arch);
 /* The architecture called NAME (as above); false if none. */
 bool fpk_tc_arch_lookup(const char *name, fpk_tc_arch *arch);
 /* Products one step adds for inputs IN (fpk_fp16, fpk_bf16 from Ampere
- * on, fpk_tf32 from Ampere on) accumulated in ACC (fpk_fp32, or fpk_fp16
- * with fp16 inputs); 0 when ARCH's tensor cores take no such combination. */
+ * on, fpk_tf32 from Ampere on, fpk_e4m3 and fpk_e5m2 on Hopper)
+ * accumulated in ACC (fpk_fp32, or fpk_fp16 with fp16 inputs); 0 when
+ * ARCH's tensor cores take no such combination. */
 int fpk_tc_terms(fpk_tc_arch arch, const fpk_format *in, const fpk_format *acc);
+
+/* The model's parameters (lib/core/tc.c): a dot product is a chain of
+ * steps of TERMS products, each step one fused operation whose addends are
+ * aligned to their largest exponent E and cut below 2^(E - WINDOW) (one
+ * bit lower when WIDE and a product of significand in [2, 4) holds E),
+ * toward zero or, with FLOOR, toward minus infinity; the exact sum of the
+ * cut addends rounded once into the accumulator under ROUND (FPK_RTZ or
+ * FPK_RNE), an overflow giving infinity.  With PROMOTE > 0, every PROMOTE
+ * products start a chain from +0 whose result is added to the
+ * accumulator by an addition rounded to nearest even. */
+typedef struct fpk_tc_params {
+    int terms;      /* 1 to FPK_TC_MAX_TERMS */
+    int window;     /* 1 to FPK_TC_MAX_WINDOW: 23 + the extra bits */
+    bool wide;
+    bool floor;
+    fpk_round round;
+    int promote;    /* 0: none */
+} fpk_tc_params;
+#define FPK_TC_MAX_TERMS 64
+#define FPK_TC_MAX_WINDOW 52
+/* *P := ARCH's published parameters for IN into ACC (for FP8 on Hopper a
+ * candidate, not measured: a window of 13 bits and promotion every 128
+ * products); false, P untouched, where fpk_tc_terms is 0. */
+bool fpk_tc_params_of(fpk_tc_arch arch, const fpk_format *in, const fpk_format *acc,
+                      fpk_tc_params *p);
+/* C + A[0]*B[0] + ... + A[N-1]*B[N-1] under the parameters P: A, B
+ * encodings of IN (a format of at most 32 bits and 23 fraction bits), C
+ * and the result of ACC (fpk_fp32 or fpk_fp16); specials as fpk_tc_dot.
+ * ACC's canonical NaN (binary32's for another ACC) when P or IN is out of
+ * range.  No flags. */
+fpk_bits fpk_tc_dot_params(const fpk_tc_params *p, const fpk_format *in, const fpk_format *acc,
+                           const fpk_bits *a, const fpk_bits *b, size_t n, fpk_bits c);
 /* C + A[0]*B[0] + ... + A[N-1]*B[N-1] (A, B encodings of IN; C and the
- * result of ACC) as ARCH's tensor cores compute it: steps of
- * fpk_tc_terms(ARCH, IN, ACC) products in index order, each step's result
- * the next one's accumulator; N = 0 gives C.  A NaN operand, 0 * inf or
+ * result of ACC) as ARCH's tensor cores compute it: fpk_tc_dot_params with
+ * fpk_tc_params_of(ARCH, IN, ACC): steps of fpk_tc_terms(ARCH, IN, ACC)
+ * products in index order, each step's result the next one's accumulator
+ * (for FP8, promoted every 128 products); N = 0 gives C.  A NaN operand, 0 * inf or
  * inf - inf gives ACC's canonical NaN; an infinite operand otherwise its
  * infinity; an overflow infinity; a zero sum +0 (an exact cancellation,
  * or products and C all zeros, of any signs).  ACC's
