@@ -35,25 +35,11 @@ if [ -z "$py" ]; then
     exit 77
 fi
 
-# Builds the extension for Python $1 against the build tree; prints the
-# directory to put on its path.
+# The extension for a Python, built against the build tree; its path.
 build() {
-    FPKIT_CFLAGS="-I$srcdir/lib/core -I$srcdir/lib/tensor" \
-    FPKIT_LIBS="-L$builddir/lib/.libs -lfpkit" \
-    FPKIT_VERSION=$(sed -n 's/^Version: //p' fpkit.pc) \
-    FPKIT_EXTRA_CFLAGS=-Werror PYTHONDONTWRITEBYTECODE=1 \
-        "$1" "$srcdir/python/setup.py" -q egg_info -e "$builddir/python" \
-        build -b "$builddir/python/build" >python/build.log 2>&1 || {
-        cat python/build.log >&2
-        echo "check_python: the extension does not build with $1" >&2
-        exit 1
-    }
-    "$1" -c 'import sys, sysconfig
-print("%s/python/build/lib.%s-%s" % (sys.argv[1], sysconfig.get_platform(), sys.implementation.cache_tag))' \
-        "$builddir"
+    srcdir=$srcdir "$srcdir/tests/python_build.sh" "$1"
 }
 
-mkdir -p python
 path=$(build "$py")
 echo "check_python: $("$py" -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)') ($py)"
 

@@ -82,6 +82,8 @@ def array_in(x):
     else:
         scalar = not isinstance(x, np.generic) and np.ndim(x) == 0
         a = np.asarray(x)
+    if not a.dtype.isnative:  # the other byte order: read by value
+        a = a.astype(a.dtype.newbyteorder("="))
     return Input(a, dtype_format(a.dtype), scalar=scalar)
 
 

@@ -111,14 +111,14 @@ class FormatStats:
     def __init__(self, name, counts, nonzero, count, sums):
         self.name = name
         self.underflow, self.subnormal, self.overflow = counts
-        self._nonzero, self._count = nonzero, count
         self.x2 = self.e2 = None
         if sums is not None:
             self.x2, self.e2 = _sum_value(sums[0]), _sum_value(sums[1])
         self._sums = sums
-
-    def _frac(self, n, d):
-        return n / d if d else None
+        for k in ("underflow", "subnormal", "overflow"):
+            n = getattr(self, k)
+            setattr(self, k + "_frac", n / nonzero if nonzero else None)
+            setattr(self, k + "_frac_all", n / count if count else None)
 
     @property
     def sqnr_db(self):
@@ -132,9 +132,9 @@ class FormatStats:
         for k in ("underflow", "subnormal", "overflow"):
             d[k] = getattr(self, k)
         for k in ("underflow", "subnormal", "overflow"):
-            d[k + "_frac"] = self._frac(getattr(self, k), self._nonzero)
+            d[k + "_frac"] = getattr(self, k + "_frac")
         for k in ("underflow", "subnormal", "overflow"):
-            d[k + "_frac_all"] = self._frac(getattr(self, k), self._count)
+            d[k + "_frac_all"] = getattr(self, k + "_frac_all")
         if self._sums is not None:
             d["sqnr_db"] = self.sqnr_db
         return d

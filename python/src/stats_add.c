@@ -56,12 +56,14 @@ static void add_lanes(exact_sum *sum, const double *lanes)
 }
 
 /* One piece of float32 elements X[0..N-1] (counters from BASE): the
- * statistics, and each format's errors; X64 is scratch for N doubles.
+ * statistics, and each format's errors; X64 is scratch for N doubles;
+ * QUANT32[j], whether fpk_array_quantize takes format j.
  * The formats float32 holds, at scale 1, are rounded and summed in lanes
  * in one pass for all; one whose results all stayed finite shares the
  * squares of every nonzero finite element; one that overflowed sums them
  * again over the elements whose results are finite. */
-static void add_f32_piece(fpy_stats *s, const float *x, size_t n, uint64_t base, double *x64)
+static void add_f32_piece(fpy_stats *s, const float *x, size_t n, uint64_t base, double *x64,
+                          const bool *quant32)
 {
     const fpk_stats *st = &s->st;
     const fpk_format *pt[FPK_STATS_MAX_FORMATS];
@@ -73,7 +75,7 @@ static void add_f32_piece(fpy_stats *s, const float *x, size_t n, uint64_t base,
         c.round = st->round;
         c.sr_counter = base;
         at[j] = -1;
-        if (st->scale == 1 && fpk_array_quantize_sqerr(st->formats[j], x, 0, &c, NULL, NULL)) {
+        if (st->scale == 1 && quant32[j]) {
             at[j] = npt;
             pt[npt] = st->formats[j];
             /* only an overflow matters here: the kernels need not look
@@ -138,6 +140,12 @@ bool fpy_stats_add(fpy_stats *s, fpk_dtype t, const void *x, size_t n, uint64_t 
         return false;
     }
     size_t size = fpk_dtype_size(t);
+    bool quant32[FPK_STATS_MAX_FORMATS];
+    for (int j = 0; j < s->st.nformats; j++) { /* (no elements: only whether it may) */
+        const float none = 0;
+        fpk_ctx c = fpk_ctx_default();
+        quant32[j] = fpk_array_quantize_sqerr(s->st.formats[j], &none, 0, &c, NULL, NULL);
+    }
     for (uint64_t pos = 0; pos < n;) {
         size_t len = piece_len(pos, n - pos, rowlen ? rowlen : 1);
         const void *p = (const char *)x + pos * size;
@@ -147,7 +155,7 @@ bool fpy_stats_add(fpy_stats *s, fpk_dtype t, const void *x, size_t n, uint64_t 
             p = x32;
         }
         s->st.sr_index = base + pos;
-        add_f32_piece(s, p, len, base + pos, x64);
+        add_f32_piece(s, p, len, base + pos, x64, quant32);
         pos += len;
     }
     s->st.sr_index = base + n;
