@@ -8,12 +8,14 @@
 # with torch.  Skipped (77) without python3, NumPy or pytest (Debian
 # packages python3-numpy, python3-pytest); the comparisons with ml_dtypes
 # skip without it, torch's without torch (FPK_TORCH_PYTHON names a Python
-# that has it).  PYTHON names the Python to use.
+# that has it).  PYTHON names the Python to use; FPK_PYTHON_TESTS, the
+# test files to run (default: all of python/tests/).
 #
 # make check runs it from the build directory with srcdir set.
 set -eu
 
 srcdir=$(cd "${srcdir:-.}" && pwd)
+export srcdir
 builddir=$(pwd)
 if [ ! -e lib/libfpkit.la ]; then
     echo "check_python: run from the build directory (lib/libfpkit.la is missing)" >&2
@@ -37,15 +39,20 @@ fi
 
 # The extension for a Python, built against the build tree; its path.
 build() {
-    srcdir=$srcdir "$srcdir/tests/python_build.sh" "$1"
+    "$srcdir/tests/python_build.sh" "$1"
 }
 
 path=$(build "$py")
 echo "check_python: $("$py" -c 'import sys, numpy; print("python", sys.version.split()[0], "numpy", numpy.__version__)') ($py)"
 
+tests=
+for t in ${FPK_PYTHON_TESTS:-}; do
+    tests="$tests $srcdir/python/tests/$t"
+done
+# shellcheck disable=SC2086 # a list of paths
 FPKIT_BINDIR=$builddir/bin FPKIT_TESTDIR=$builddir/tests FPKIT_SRCDIR=$srcdir \
 PYTHONPATH=$path PYTHONDONTWRITEBYTECODE=1 \
-    "$py" -m pytest -q -p no:cacheprovider -rs "$srcdir/python/tests"
+    "$py" -m pytest -q -p no:cacheprovider -rs ${tests:-"$srcdir/python/tests"}
 
 # The example, with torch.
 tpy=

@@ -39,15 +39,15 @@ def container(fmt, v):
     return v >> np.uint64(13) if fmt == "tf32" else v
 
 
-@pytest.mark.parametrize("fmt", ["fp16", "bf16", "e4m3", "e5m2", "tf32", "e2m1", "e4m3fnuz",
-                                 "fp32", "fp64", "e8m0"])
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "e4m3", "tf32", "e2m1", "e4m3fnuz", "fp64",
+                                 "e8m0"])
 def test_against_fpvectors(fmt):
     n = cases = 0
     for op, fn in OPS.items():
         if op == "to_int" and fmt == "fp64":
             continue
         for mode, opts in MODES:
-            v = vectors(op, fmt, mode, opts, 1000)
+            v = vectors(op, fmt, mode, opts, 600)
             k = {"sqrt": 1, "fma": 3, "to_int": 1}.get(op, 2)
             args = [container(fmt, v[:, i]) for i in range(k)]
             z, fl = fn(*args, fmt=fmt, round=mode, ftz="--ftz" in opts, daz="--daz" in opts,
