@@ -46,7 +46,9 @@ def values_dtype(fmt, like=None):
     return np.dtype(np.float64), "fp64"
 
 
-def _check_out(out, shape, dtype, what):
+def _check_out(out, shape, dtype, what, src=None, in_place=False):
+    """OUT, checked to be an array of SHAPE and DTYPE to write: C-contiguous,
+    writable, and apart from SRC, or (IN_PLACE) SRC itself."""
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{what}: out must be a NumPy array")
     if out.shape != shape or out.dtype != dtype:
@@ -54,6 +56,12 @@ def _check_out(out, shape, dtype, what):
                          f"{out.shape} and {out.dtype}")
     if not out.flags.c_contiguous or not out.flags.writeable:
         raise ValueError(f"{what}: out must be C-contiguous and writable")
+    if src is not None and out.size and np.may_share_memory(out, src):
+        same = (out.__array_interface__["data"][0] == src.__array_interface__["data"][0]
+                and out.dtype.itemsize == src.dtype.itemsize)
+        if not (in_place and same):
+            raise ValueError(f"{what}: out overlaps the input"
+                             + (" (it may be the input itself)" if in_place else ""))
     return out
 
 
@@ -107,7 +115,7 @@ def quantize(x, fmt=None, round="rne", *, saturate=False, ftz=False, daz=False, 
     a, src = _dtypes.values_in(inp, "quantize")
     zdtype, zfmt = values_dtype(fmt, src)
     if out is not None:
-        z = _check_out(out, a.shape, zdtype, "quantize")
+        z = _check_out(out, a.shape, zdtype, "quantize", a, in_place=True)
     else:
         z = np.empty(a.shape, zdtype)
     store = "fp32" if zfmt == "fp32" else "fp64"
@@ -132,18 +140,18 @@ def encode(x, fmt, round="rne", *, saturate=False, ftz=False, daz=False, seed=0,
             sr_bits=sr_bits)
     inp = _dtypes.array_in(x)
     a, src = _dtypes.values_in(inp, "encode")
-    z = _codes_out(out, a.shape, fmt, "encode")
+    z = _codes_out(out, a.shape, fmt, "encode", a)
     fl, _ = _fpkit.convert(fmt, src, a, z.view(_dtypes.code_dtype(fmt)), c, _threads(threads))
     return _result(z, inp, fl, flags, fmt)
 
 
-def _codes_out(out, shape, fmt, what):
+def _codes_out(out, shape, fmt, what, src):
     if out is None:
         return np.empty(shape, _dtypes.format_dtype(fmt))
     if not isinstance(out, np.ndarray) or out.dtype.itemsize != _dtypes.code_dtype(fmt).itemsize:
         raise ValueError(f"{what}: out must be an array of {_dtypes.code_dtype(fmt)} or "
                          f"{_dtypes.format_dtype(fmt)}")
-    return _check_out(out, shape, out.dtype, what)
+    return _check_out(out, shape, out.dtype, what, src)
 
 
 def decode(codes, fmt=None, *, out=None, threads=None):
@@ -156,7 +164,8 @@ def decode(codes, fmt=None, *, out=None, threads=None):
         raise TypeError("decode: name the format of integer encodings")
     a = _dtypes.as_codes(inp, fmt, "decode")
     zdtype, zfmt = values_dtype(fmt)
-    z = _check_out(out, a.shape, zdtype, "decode") if out is not None else np.empty(a.shape, zdtype)
+    z = (_check_out(out, a.shape, zdtype, "decode", a) if out is not None
+         else np.empty(a.shape, zdtype))
     _fpkit.convert(zfmt, fmt, a, z, ctx(), _threads(threads))
     return _dtypes.array_out(z, inp)
 

@@ -227,3 +227,21 @@ def test_flags():
     y, fl = fpkit.quantize(x[2:3], "fp16", saturate=True, flags=True)
     assert y[0] == 65504 and fl & fpkit.Flags.OVERFLOW
     assert fpkit.quantize(x[3:], "e2m1", flags=True)[1] == fpkit.Flags.INVALID
+
+
+def test_threads_of_the_caller(rng):
+    """Calls from several Python threads at once (the GIL is released while
+    the library works) give what they give one at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    xs = [(rng.standard_normal(300_000) * 10 ** rng.uniform(-6, 3)).astype(np.float32)
+          for _ in range(8)]
+
+    def work(x):
+        return (fpkit.quantize(x, "e4m3", "sr", seed=1).tobytes(),
+                fpkit.encode(x, "bf16").tobytes(), fpkit.stats(x).to_json())
+
+    alone = [work(x) for x in xs]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(work, xs))
+    assert together == alone

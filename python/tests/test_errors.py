@@ -34,6 +34,11 @@ def test_messages():
         fpkit.quantize(x, "fp16", out=np.empty(8, np.float32)[::2])
     with pytest.raises(TypeError, match="name the format"):
         fpkit.decode(np.uint8([1]))
+    y = np.ones(9, np.float32)
+    with pytest.raises(ValueError, match="overlaps the input"):
+        fpkit.quantize(y[:8], "bf16", out=y[1:])
+    with pytest.raises(ValueError, match="overlaps the input"):
+        fpkit.encode(y, "fp32", out=y)
     with pytest.raises(fpkit.Error, match='recipe "nope"'):
         fpkit.Recipe("nope")
     assert issubclass(fpkit.Error, ValueError)
