@@ -67,11 +67,14 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
                      size_t n, uint8_t *enc, uint8_t *scales, float *y, fpk_mx_block *blocks,
                      fpk_ctx *c);
 
-/* Tensor dumps (fpkit-dumps(5)): NumPy .npy (versions 1-3), safetensors and
- * raw files.  A dump is opened once, its tensors listed, and their elements
- * read in chunks: files are mapped or read piecewise, so memory does not
- * grow with their size.  Every failure returns an error code and fills the
- * caller's fpk_error with a message naming the file and what was wrong. */
+/* Tensor dumps (fpkit-dumps(5), fpkit-checkpoints(5)): NumPy .npy
+ * (versions 1-3), safetensors, raw files, torch.save checkpoints, sharded
+ * Hugging Face models (their *.index.json) and the quantised checkpoints
+ * they hold.  A dump is opened once, its tensors listed, and their
+ * elements read in chunks: files are mapped or read piecewise, so memory
+ * does not grow with their size.  Every failure returns an error code and
+ * fills the caller's fpk_error with a message naming the file and what was
+ * wrong. */
 typedef enum fpk_dtype {
     FPK_DTYPE_F64,
     FPK_DTYPE_F32,
@@ -93,16 +96,46 @@ bool fpk_dtype_lookup(const char *name, fpk_dtype *t);
 
 #define FPK_MAX_DIMS 32
 
+/* How a tensor's elements are stored. */
+typedef enum fpk_layout {
+    FPK_LAYOUT_PLAIN,   /* COUNT elements of DTYPE from byte OFFSET of FILE
+                           on, one after the other */
+    FPK_LAYOUT_STRIDED, /* a strided view of a storage (torch), its first
+                           element at OFFSET; read in row-major order */
+    FPK_LAYOUT_DECODED, /* computed from what the file stores: a quantised
+                           tensor's codes and scales, or an element type
+                           fpk_dtype lacks (ENCODING says which); DTYPE is
+                           FPK_DTYPE_F32, which holds the values exactly */
+} fpk_layout;
+
 typedef struct fpk_tensor {
-    const char *name;     /* safetensors key; for .npy and raw the file name */
+    const char *name;     /* safetensors key, torch state-dict path; for
+                             .npy and raw the file name */
     fpk_dtype dtype;
     bool big_endian;      /* elements stored most significant byte first */
     bool fortran_order;   /* .npy: column-major storage */
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
     uint64_t count;       /* elements: the product of shape */
-    uint64_t offset;      /* byte offset of the first element in the file */
+    uint64_t offset;      /* byte offset of the first element in FILE
+                             (PLAIN and STRIDED) */
+    fpk_layout layout;
+    const char *file;     /* the file holding its data: the dump's, or a
+                             shard of an index */
+    const char *encoding; /* DECODED: the stored encoding, "mxfp4",
+                             "nvfp4", "fp8-block", "e8m0", ...; else NULL */
 } fpk_tensor;
+
+/* A tensor a dump holds but the library does not read as values: integer,
+ * boolean and complex tensors, and quantised ones in a convention it does
+ * not decode. */
+typedef struct fpk_skipped {
+    const char *name;
+    const char *dtype; /* its element type: "i64", "bool", "u8" */
+    int ndim;
+    uint64_t shape[FPK_MAX_DIMS];
+    const char *why;   /* "not floating point", ... */
+} fpk_skipped;
 
 typedef struct fpk_dump fpk_dump;
 
@@ -116,15 +149,20 @@ typedef struct fpk_raw_spec {
 } fpk_raw_spec;
 
 /* Opens PATH: read as raw when RAW is given, otherwise recognised by its
- * contents (.npy magic, or a safetensors header).  The header is validated
- * completely before FPK_OK is returned. */
+ * contents (.npy magic, a safetensors header, a torch.save zip, an
+ * *.index.json of shards).  The header is validated completely before
+ * FPK_OK is returned. */
 int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **d, fpk_error *err);
 void fpk_dump_close(fpk_dump *d);
 const char *fpk_dump_path(const fpk_dump *d);
-const char *fpk_dump_kind(const fpk_dump *d); /* "npy", "safetensors", "raw" */
+/* "npy", "safetensors", "raw", "torch", "index" */
+const char *fpk_dump_kind(const fpk_dump *d);
 size_t fpk_dump_ntensors(const fpk_dump *d);
 const fpk_tensor *fpk_dump_tensor(const fpk_dump *d, size_t i);
-/* A value of safetensors' __metadata__, or NULL. */
+/* The tensors listed but not read (fpk_skipped), I < fpk_dump_nskipped. */
+size_t fpk_dump_nskipped(const fpk_dump *d);
+const fpk_skipped *fpk_dump_skipped(const fpk_dump *d, size_t i);
+/* A value of safetensors' __metadata__ (an index's "metadata"), or NULL. */
 const char *fpk_dump_metadata(const fpk_dump *d, const char *key);
 
 /* Elements FIRST .. FIRST+N-1 of tensor I, in storage order, converted
