@@ -95,7 +95,8 @@ typedef struct fpki_stored {
                            d->decoders; -1: none (fpki_add_stored) */
     int ndim;
     uint32_t file;      /* its file in d->files */
-    uint64_t shape[FPK_MAX_DIMS];
+    uint64_t *shape;    /* NDIM dimensions (fpki_add_stored copies them
+                           into the dump's arena) */
     uint64_t count;     /* elements (F4: nibbles) */
     uint64_t offset;    /* its first element's byte in the file */
     const int64_t *strides; /* in elements, per dimension, for a strided
@@ -238,8 +239,8 @@ typedef struct fpki_quoted {
 } fpki_quoted;
 fpki_quoted fpki_quote(const char *s);
 
-/* Appends S (its name copied into the arena) to D's stored tensors; its
- * index in *I (if not NULL). */
+/* Appends S (its name and shape copied into the arena) to D's stored
+ * tensors; its index in *I (if not NULL). */
 int fpki_add_stored(fpk_dump *d, const fpki_stored *s, size_t *i, fpk_error *err);
 /* Adds a metadata pair (copied). */
 int fpki_add_metadata(fpk_dump *d, const char *key, const char *value, fpk_error *err);

@@ -395,8 +395,10 @@ int fpki_add_stored(fpk_dump *d, const fpki_stored *s, size_t *i, fpk_error *err
     *t = *s;
     t->decoder = -1;
     t->used = false;
-    if (!(t->name = fpki_arena_copy(&d->arena, s->name, strlen(s->name))))
+    t->shape = fpki_arena_alloc(&d->arena, (size_t)(s->ndim ? s->ndim : 1) * sizeof *t->shape);
+    if (!(t->name = fpki_arena_copy(&d->arena, s->name, strlen(s->name))) || !t->shape)
         return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
+    memcpy(t->shape, s->shape, (size_t)s->ndim * sizeof *t->shape);
     if (i)
         *i = d->nstored;
     d->nstored++;
@@ -439,8 +441,9 @@ static int raw_open(fpk_dump *d, const fpk_raw_spec *spec, fpk_error *err)
                                " bytes, not a whole number of %zu-byte %s elements",
                                fsize, size, name);
     /* fpk_dtype and fpki_stype number the six dtypes alike */
+    uint64_t shape_of[FPK_MAX_DIMS];
     fpki_stored s = {.name = fpki_dump_basename(d), .stype = (fpki_stype)spec->dtype,
-                     .big_endian = spec->big_endian, .count = fsize / size};
+                     .big_endian = spec->big_endian, .count = fsize / size, .shape = shape_of};
     if (spec->ndim == 0) {
         s.ndim = 1;
         s.shape[0] = s.count;

@@ -358,7 +358,7 @@ int fpki_npy_open(fpk_dump *d, fpk_error *err)
     /* fpk_dtype and fpki_stype number the six dtypes alike */
     fpki_stored st = {.name = fpki_dump_basename(d), .stype = (fpki_stype)t->dtype,
                       .big_endian = t->big_endian, .fortran_order = t->fortran_order,
-                      .ndim = t->ndim, .count = t->count, .offset = t->offset};
-    memcpy(st.shape, t->shape, (size_t)t->ndim * sizeof st.shape[0]);
+                      .ndim = t->ndim, .count = t->count, .offset = t->offset,
+                      .shape = t->shape};
     return fpki_add_stored(d, &st, NULL, err);
 }

@@ -43,7 +43,8 @@ static bool get_u64(const json_t *j, uint64_t *x)
 
 static int parse_tensor(st_ctx *c, size_t k, const char *key, json_t *v)
 {
-    fpki_stored tensor = {.name = key, .file = c->k}, *t = &tensor;
+    uint64_t shape_of[FPK_MAX_DIMS];
+    fpki_stored tensor = {.name = key, .file = c->k, .shape = shape_of}, *t = &tensor;
     fpki_quoted name = quote(key);
     if (!json_is_object(v))
         return fpki_file_error(c->err, FPK_EFORMAT, c->d, c->k, "tensor \"%s\" is not a JSON object",

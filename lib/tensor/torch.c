@@ -204,7 +204,9 @@ static int add_tensor(torch_ctx *c, const char *path, const fpki_pk *call)
     } else {
         return fail(c, path, "its storage's type is not a storage class");
     }
-    fpki_stored s = {.name = path, .stype = stype, .big_endian = c->big, .file = c->k};
+    uint64_t shape_of[FPK_MAX_DIMS];
+    fpki_stored s = {.name = path, .stype = stype, .big_endian = c->big, .file = c->k,
+                     .shape = shape_of};
     uint64_t stride[FPK_MAX_DIMS];
     int nstride = 0;
     if (args->items[1]->kind != FPKI_PK_INT || args->items[1]->i < 0)
