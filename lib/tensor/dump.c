@@ -45,13 +45,51 @@ int fpki_dump_error(fpk_error *err, int code, const fpk_dump *d, const char *fmt
     return code;
 }
 
+/* The name of shard K in messages: its path from the dump's directory. */
+static const char *shard_name(const fpk_dump *d, uint32_t k)
+{
+    const char *slash = strrchr(d->path, '/');
+    size_t dir = slash ? (size_t)(slash + 1 - d->path) : 0;
+    const char *p = d->files[k].path;
+    return strncmp(p, d->path, dir) == 0 ? p + dir : p;
+}
+
 int fpki_file_error(fpk_error *err, int code, const fpk_dump *d, uint32_t k, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    path_verror(err, code, k < d->nfiles ? d->files[k].path : d->path, fmt, ap);
+    path_verror(err, code, d->path, fmt, ap);
     va_end(ap);
+    if (err && k > 0 && k < d->nfiles) {
+        /* a shard's: the dump's path, then the shard's name */
+        char msg[sizeof err->msg];
+        size_t len = strlen(d->path);
+        size_t head = (size_t)snprintf(NULL, 0, "%s%s: ", len > 160 ? "..." : "",
+                                       len > 160 ? d->path + len - 157 : d->path);
+        if (head < strlen(err->msg)) {
+            snprintf(msg, sizeof msg, "%.*s%s: %s", (int)head, err->msg, shard_name(d, k),
+                     err->msg + head);
+            memcpy(err->msg, msg, sizeof msg);
+        }
+    }
     return code;
+}
+
+/* ERR, a message about file K's path, as about shard K of D. */
+static int shard_error(fpk_error *err, const fpk_dump *d, uint32_t k)
+{
+    if (!err || k == 0)
+        return err ? err->code : FPK_EIO;
+    const char *path = d->files[k].path;
+    size_t plen = strlen(path);
+    const char *rest = err->msg;
+    /* the message names PATH (or its end) first: drop it */
+    const char *colon = strstr(err->msg, ": ");
+    if (colon && (size_t)(colon - err->msg) <= plen + 3)
+        rest = colon + 2;
+    char text[sizeof err->msg];
+    snprintf(text, sizeof text, "%s", rest);
+    return fpki_file_error(err, err->code, d, k, "%s", text);
 }
 
 int fpki_errno_error(fpk_error *err, const char *path, const char *what, int errnum)
@@ -288,12 +326,12 @@ static int open_shard(fpk_dump *d, uint32_t k, fpk_error *err)
     if (rc != FPK_OK) {
         if (fd >= 0)
             close(fd);
-        return rc;
+        return shard_error(err, d, k);
     }
     if (f->size || f->dev || f->ino) {
         if ((uint64_t)st.st_size != f->size || st.st_dev != f->dev || st.st_ino != f->ino) {
             close(fd);
-            return fpki_path_error(err, FPK_EIO, f->path, "changed since it was first opened");
+            return fpki_file_error(err, FPK_EIO, d, k, "changed since it was first opened");
         }
     }
     f->size = (uint64_t)st.st_size;
@@ -372,7 +410,7 @@ int fpki_file_pread(const fpk_dump *d, uint32_t k, void *buf, size_t n, uint64_t
         }
     }
     fpki_file_release(d, k);
-    return rc;
+    return rc != FPK_OK ? shard_error(err, d, k) : rc;
 }
 
 int fpki_dump_pread(const fpk_dump *d, void *buf, size_t n, uint64_t offset, const char *what,
