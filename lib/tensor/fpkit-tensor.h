@@ -194,9 +194,53 @@ int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **
  * so that its resident set stays as small as its reads. */
 void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes);
 
+/* Whether a quantised tensor's convention holds (fpkit-checkpoints(5),
+ * fpcheck(1)): as decoded, in the other way, or the tensor cannot tell. */
+typedef enum fpk_verdict {
+    FPK_VERDICT_NONE,      /* not measured (no 4-bit codes, no elements) */
+    FPK_VERDICT_OK,        /* the convention fits, the other way does not */
+    FPK_VERDICT_WRONG,     /* the other way fits, the convention does not */
+    FPK_VERDICT_UNDECIDED, /* both fit, or neither */
+} fpk_verdict;
+
+/* What fpk_dump_check measures in a block-scaled decoded tensor. */
+typedef struct fpk_quant_check {
+    const char *convention;        /* "gpt-oss MXFP4", "ModelOpt NVFP4", ... */
+    char recipe[64];               /* its recipe (fpk_recipe_format) */
+    const char *codes, *scales, *global; /* the stored tensors (NULL: none) */
+    uint64_t blocks;               /* blocks the elements fill */
+    uint64_t scale_entries;        /* entries the scales hold: more is padding */
+    uint64_t padding_nonzero;      /* padding entries that are not zero */
+    uint64_t scale_zero, scale_nan, scale_max; /* blocks whose decoding scale is
+                                      zero, NaN, or the scale format's largest */
+    uint64_t blocks_nonzero;       /* blocks with a nonzero code */
+    uint64_t blocks_top;           /* ... whose largest code lies in the
+                                      element format's top binade, as an amax
+                                      scale puts it */
+    /* 4-bit codes: the mean square difference of neighbours within a byte,
+     * across bytes as decoded, and across bytes were the nibbles the other
+     * way round; in rows whose values are not independent of their
+     * neighbours' the right order makes across equal within. */
+    double diff_within, diff_across, diff_swapped;
+    uint64_t pairs;
+    fpk_verdict nibbles;
+    /* The decoded values' root mean square, and theirs were the scale
+     * inverted (NVFP4's per-tensor one, else each block's); plausible
+     * weights lie in [2^-20, 8]. */
+    double rms, rms_inverted;
+    fpk_verdict scales_order;
+} fpk_quant_check;
+
+/* Measures decoded tensor I of D as fpk_quant_check says, reading all its
+ * codes and scales.  FPK_ERANGE for a tensor that is not block-scaled
+ * (its encoding an element type, or not decoded). */
+int fpk_dump_check(fpk_dump *d, size_t i, fpk_quant_check *q, fpk_error *err);
+
 /* Calls VISIT for every dump file under PATH: PATH itself if it is a file,
- * else the regular files named *.npy or *.safetensors below it, in sorted
- * order, following symbolic links but never into a loop.  Stops at the
+ * else the regular files below it named *.npy, *.safetensors, *.pt,
+ * *.pth, *.index.json, or *.bin that is a zip file, in sorted order, but
+ * the shards an index in their directory names (read through it),
+ * following symbolic links but never into a loop.  Stops at the
  * first nonzero return of VISIT and returns it; FPK_EIO with a message for
  * an unreadable directory or a loop. */
 int fpk_dump_walk(const char *path, int (*visit)(const char *file, void *arg), void *arg,
