@@ -1001,8 +1001,8 @@ START_TEST(test_bad_safetensors)
     } bad[] = {
         {"{\"w\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": [0, 12]}}", 16,
          "tensor \"w\" has data_offsets [0, 12] but shape [2, 2] x 4 bytes needs 16"},
-        {"{\"w\": {\"dtype\": \"I64\", \"shape\": [2], \"data_offsets\": [0, 16]}}", 16,
-         "tensor \"w\" has dtype \"I64\""},
+        {"{\"w\": {\"dtype\": \"F6_E2M3\", \"shape\": [2], \"data_offsets\": [0, 16]}}", 16,
+         "tensor \"w\" has dtype \"F6_E2M3\""},
         {"{\"w\": {\"dtype\": \"f32\", \"shape\": [2], \"data_offsets\": [0, 8]}}", 16,
          "dtype \"f32\""},
         {"{\"w\": {\"dtype\": 4, \"shape\": [2], \"data_offsets\": [0, 8]}}", 16, "no string"},

@@ -492,11 +492,13 @@ error badround 2 'unknown rounding mode "up"' --round up "$tmp/thr.npy"
 error garbage 2 'garbage\.npy: ' "$tmp/bad/garbage.npy"
 # What people give instead of a dump is named for what it is.
 printf 'PK\003\004rest of a zip' >"$tmp/bad/pytorch_model.bin"
-printf '\200\002rest of a pickle' >"$tmp/bad/legacy.pt"
-printf '{"metadata": {}, "weight_map": {}}' >"$tmp/bad/model.safetensors.index.json"
-error torchzip 2 'pytorch_model\.bin: a zip file, as torch\.save writes' "$tmp/bad/pytorch_model.bin"
-error pickle 2 'legacy\.pt: a pickle' "$tmp/bad/legacy.pt"
-error hfindex 2 'index\.json: the index of a sharded safetensors model' \
+# (the magic number that starts torch.save's legacy format)
+printf '\200\002\212\012\154\374\234\106\371\040\152\250\120\031rest' >"$tmp/bad/legacy.pt"
+printf '{"metadata": {}, "weight_map": {"a": "gone.safetensors"}}' \
+    >"$tmp/bad/model.safetensors.index.json"
+error torchzip 2 'pytorch_model\.bin: not a valid zip archive' "$tmp/bad/pytorch_model.bin"
+error pickle 2 'legacy\.pt: a torch\.save file of the legacy format' "$tmp/bad/legacy.pt"
+error hfindex 2 'gone\.safetensors: cannot open' \
     "$tmp/bad/model.safetensors.index.json"
 # An output option that took the only path as its file is said so.
 error json-took 2 'no PATH: --json took "[^"]*thr\.npy" as the file to write' --json "$tmp/thr.npy"

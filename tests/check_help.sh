@@ -12,7 +12,7 @@ srcdir=$(cd "${srcdir:-.}" && pwd)
 tool=check_help
 . "$srcdir/tests/toolcheck.sh"
 
-for name in fpinspect fpgrad fpround fpswamp fpscale fpvectors fpverify fpgrad-mpi fpswamp-mpi \
+for name in fpinspect fpgrad fpround fpswamp fpscale fpvectors fpverify fpcheck fpgrad-mpi fpswamp-mpi \
     fpk-hwcheck; do
     bin=./bin/$name
     if [ ! -x "$bin" ]; then

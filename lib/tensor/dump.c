@@ -1,11 +1,10 @@
-/* Tensor dumps: opening a file and recognising its kind, raw files, the
- * accessors, and reading elements in chunks as doubles. */
-#define _DEFAULT_SOURCE /* madvise, beside POSIX */
+/* Tensor dumps: opening a file and recognising its kind, its files and
+ * their errors, raw files, and the accessors.  Reading elements is in
+ * dump_read.c; the stored tensors become tensors in present.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +13,6 @@
 #include <unistd.h>
 
 #include "dump-impl.h"
-#include "core-impl.h"
-
-/* glibc declares them for _GNU_SOURCE only, which would also bring the GNU
- * strerror_r; the values are Linux's (<linux/fs.h>), fixed since 3.1. */
-#if defined(__linux__) && !defined(SEEK_DATA)
-#define SEEK_DATA 3
-#define SEEK_HOLE 4
-#endif
-
-/* Bytes read per pread by fpk_dump_read: memory stays this small whatever
- * the file's size. */
-#define FPKI_READ_CHUNK 16384
 
 static void path_verror(fpk_error *err, int code, const char *path, const char *fmt, va_list ap)
 {
@@ -58,6 +45,53 @@ int fpki_dump_error(fpk_error *err, int code, const fpk_dump *d, const char *fmt
     return code;
 }
 
+/* The name of shard K in messages: its path from the dump's directory. */
+static const char *shard_name(const fpk_dump *d, uint32_t k)
+{
+    const char *slash = strrchr(d->path, '/');
+    size_t dir = slash ? (size_t)(slash + 1 - d->path) : 0;
+    const char *p = d->files[k].path;
+    return strncmp(p, d->path, dir) == 0 ? p + dir : p;
+}
+
+int fpki_file_error(fpk_error *err, int code, const fpk_dump *d, uint32_t k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    path_verror(err, code, d->path, fmt, ap);
+    va_end(ap);
+    if (err && k > 0 && k < d->nfiles) {
+        /* a shard's: the dump's path, then the shard's name */
+        char msg[sizeof err->msg];
+        size_t len = strlen(d->path);
+        size_t head = (size_t)snprintf(NULL, 0, "%s%s: ", len > 160 ? "..." : "",
+                                       len > 160 ? d->path + len - 157 : d->path);
+        if (head < strlen(err->msg)) {
+            snprintf(msg, sizeof msg, "%.*s%s: %s", (int)head, err->msg, shard_name(d, k),
+                     err->msg + head);
+            memcpy(err->msg, msg, sizeof msg);
+        }
+    }
+    return code;
+}
+
+/* ERR, a message about file K's path, as about shard K of D. */
+static int shard_error(fpk_error *err, const fpk_dump *d, uint32_t k)
+{
+    if (!err || k == 0)
+        return err ? err->code : FPK_EIO;
+    const char *path = d->files[k].path;
+    size_t plen = strlen(path);
+    const char *rest = err->msg;
+    /* the message names PATH (or its end) first: drop it */
+    const char *colon = strstr(err->msg, ": ");
+    if (colon && (size_t)(colon - err->msg) <= plen + 3)
+        rest = colon + 2;
+    char text[sizeof err->msg];
+    snprintf(text, sizeof text, "%s", rest);
+    return fpki_file_error(err, err->code, d, k, "%s", text);
+}
+
 int fpki_errno_error(fpk_error *err, const char *path, const char *what, int errnum)
 {
     char text[128];
@@ -74,29 +108,54 @@ void *fpki_io_alloc(size_t bytes)
     return aligned_alloc(FPKI_IO_ALIGN, round ? round : FPKI_IO_ALIGN);
 }
 
-int fpki_dump_pread(const fpk_dump *d, void *buf, size_t n, uint64_t offset, const char *what,
-                    fpk_error *err)
+#define ARENA_BLOCK ((size_t)64 << 10)
+
+void *fpki_arena_alloc(fpki_arena *a, size_t n)
 {
-    unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t got = pread(d->fd, p, n, (off_t)offset);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            char where[80];
-            snprintf(where, sizeof where, "reading %s at byte %" PRIu64, what, offset);
-            return fpki_errno_error(err, d->path, where, errno);
+    size_t at = (a->used + 15) & ~(size_t)15;
+    if (!a->block || n > a->size - at || at > a->size) {
+        size_t size = n > ARENA_BLOCK / 4 ? n : ARENA_BLOCK;
+        char *b = calloc(1, size);
+        char **old = realloc(a->old, (a->nold + 1) * sizeof *old);
+        if (!b || !old) {
+            free(b);
+            if (old)
+                a->old = old;
+            return NULL;
         }
-        if (got == 0)
-            return fpki_dump_error(err, FPK_EIO, d,
-                                   "file ends at byte %" PRIu64 " while reading %s; it was %" PRIu64
-                                   " bytes when opened",
-                                   offset, what, d->size);
-        p += got;
-        n -= (size_t)got;
-        offset += (uint64_t)got;
+        a->old = old;
+        if (n > ARENA_BLOCK / 4) {
+            /* a large piece gets a block of its own, the current one kept */
+            a->old[a->nold++] = b;
+            return b;
+        }
+        if (a->block)
+            a->old[a->nold++] = a->block;
+        a->block = b;
+        a->size = size;
+        at = 0;
     }
-    return FPK_OK;
+    a->used = at + n;
+    return a->block + at;
+}
+
+char *fpki_arena_copy(fpki_arena *a, const void *p, size_t n)
+{
+    if (n == SIZE_MAX)
+        return NULL;
+    char *s = fpki_arena_alloc(a, n + 1);
+    if (s && n)
+        memcpy(s, p, n);
+    return s;
+}
+
+void fpki_arena_free(fpki_arena *a)
+{
+    for (size_t i = 0; i < a->nold; i++)
+        free(a->old[i]);
+    free(a->old);
+    free(a->block);
+    *a = (fpki_arena){0};
 }
 
 const char *fpki_dump_basename(const fpk_dump *d)
@@ -171,6 +230,237 @@ void fpki_quote_text(char *buf, size_t len, const char *s, size_t n)
     buf[keep] = '\0';
 }
 
+fpki_quoted fpki_quote(const char *s)
+{
+    fpki_quoted q;
+    fpki_quote_text(q.s, sizeof q.s, s, strlen(s));
+    return q;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int check_regular(const char *path, const struct stat *st, fpk_error *err)
+{
+    if (S_ISDIR(st->st_mode))
+        return fpki_path_error(err, FPK_EIO, path, "is a directory, not a dump file");
+    if (!S_ISREG(st->st_mode))
+        return fpki_path_error(err, FPK_EIO, path,
+                               "is not a regular file (a FIFO, socket or device)");
+    return FPK_OK;
+}
+
+/* Opens PATH for reading as a regular file, never blocking (a FIFO
+ * without a writer would make a plain open() wait forever); its
+ * descriptor in *FD and status in *ST. */
+static int open_regular(const char *path, int *fd, struct stat *st, fpk_error *err)
+{
+    *fd = -1;
+    if (stat(path, st) != 0)
+        return fpki_errno_error(err, path, "cannot open", errno);
+    int rc = check_regular(path, st, err);
+    if (rc != FPK_OK)
+        return rc;
+    *fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (*fd < 0)
+        return fpki_errno_error(err, path, "cannot open", errno);
+    /* What was opened, should the path have changed since. */
+    if (fstat(*fd, st) != 0)
+        return fpki_errno_error(err, path, "cannot stat", errno);
+    if ((rc = check_regular(path, st, err)) != FPK_OK)
+        return rc;
+    int fl = fcntl(*fd, F_GETFL);
+    if (fl < 0 || fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return fpki_errno_error(err, path, "cannot set blocking mode", errno);
+    if (st->st_size < 0)
+        return fpki_path_error(err, FPK_EIO, path, "has a negative size");
+    return FPK_OK;
+}
+
+int fpki_dump_add_file(fpk_dump *d, const char *path, uint32_t *k, fpk_error *err)
+{
+    if (d->nfiles >= UINT32_MAX)
+        return fpki_dump_error(err, FPK_ERANGE, d, "too many files");
+    fpki_file *v = realloc(d->files, (d->nfiles + 1) * sizeof *v);
+    if (!v)
+        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
+    d->files = v;
+    fpki_file *f = &d->files[d->nfiles];
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    if (!(f->path = strdup(path)))
+        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
+    *k = (uint32_t)d->nfiles++;
+    return FPK_OK;
+}
+
+/* Closes the shard read least recently that no read is using, when more
+ * than FPKI_OPEN_SHARDS are open (LOCK held). */
+static void close_oldest(fpk_dump *d)
+{
+    while (d->nopen > FPKI_OPEN_SHARDS) {
+        fpki_file *oldest = NULL;
+        for (size_t k = 1; k < d->nfiles; k++) {
+            fpki_file *f = &d->files[k];
+            if (f->fd >= 0 && f->readers == 0 && (!oldest || f->last < oldest->last))
+                oldest = f;
+        }
+        if (!oldest)
+            return;
+        close(oldest->fd);
+        oldest->fd = -1;
+        d->nopen--;
+    }
+}
+
+/* Opens file K (LOCK held), checking that it is the file first seen. */
+static int open_shard(fpk_dump *d, uint32_t k, fpk_error *err)
+{
+    fpki_file *f = &d->files[k];
+    struct stat st;
+    int fd;
+    int rc = open_regular(f->path, &fd, &st, err);
+    if (rc != FPK_OK) {
+        if (fd >= 0)
+            close(fd);
+        return shard_error(err, d, k);
+    }
+    if (f->size || f->dev || f->ino) {
+        if ((uint64_t)st.st_size != f->size || st.st_dev != f->dev || st.st_ino != f->ino) {
+            close(fd);
+            return fpki_file_error(err, FPK_EIO, d, k, "changed since it was first opened");
+        }
+    }
+    f->size = (uint64_t)st.st_size;
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    f->fd = fd;
+    d->nopen++;
+    close_oldest(d);
+    return FPK_OK;
+}
+
+int fpki_file_check(fpk_dump *d, uint32_t k, fpk_error *err)
+{
+    pthread_mutex_lock(&d->lock);
+    int rc = d->files[k].fd >= 0 ? FPK_OK : open_shard(d, k, err);
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
+int fpki_file_acquire(const fpk_dump *cd, uint32_t k, int *fd, fpk_error *err)
+{
+    if (k == 0) {
+        *fd = cd->files[0].fd;
+        return FPK_OK;
+    }
+    fpk_dump *d = (fpk_dump *)cd; /* the shards' cache changes, not the dump */
+    pthread_mutex_lock(&d->lock);
+    fpki_file *f = &d->files[k];
+    int rc = f->fd >= 0 ? FPK_OK : open_shard(d, k, err);
+    if (rc == FPK_OK) {
+        f->readers++;
+        f->last = ++d->clock;
+        *fd = f->fd;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
+void fpki_file_release(const fpk_dump *cd, uint32_t k)
+{
+    if (k == 0)
+        return;
+    fpk_dump *d = (fpk_dump *)cd;
+    pthread_mutex_lock(&d->lock);
+    d->files[k].readers--;
+    close_oldest(d);
+    pthread_mutex_unlock(&d->lock);
+}
+
+int fpki_file_pread(const fpk_dump *d, uint32_t k, void *buf, size_t n, uint64_t offset,
+                    const char *what, fpk_error *err)
+{
+    int fd;
+    int rc = fpki_file_acquire(d, k, &fd, err);
+    if (rc != FPK_OK)
+        return rc;
+    const fpki_file *f = &d->files[k];
+    unsigned char *p = buf;
+    while (n > 0 && rc == FPK_OK) {
+        ssize_t got = pread(fd, p, n, (off_t)offset);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            char where[80];
+            snprintf(where, sizeof where, "reading %s at byte %" PRIu64, what, offset);
+            rc = fpki_errno_error(err, f->path, where, errno);
+        } else if (got == 0) {
+            rc = fpki_path_error(err, FPK_EIO, f->path,
+                                 "file ends at byte %" PRIu64 " while reading %s; it was %" PRIu64
+                                 " bytes when opened",
+                                 offset, what, f->size);
+        } else {
+            p += got;
+            n -= (size_t)got;
+            offset += (uint64_t)got;
+        }
+    }
+    fpki_file_release(d, k);
+    return rc != FPK_OK ? shard_error(err, d, k) : rc;
+}
+
+int fpki_dump_pread(const fpk_dump *d, void *buf, size_t n, uint64_t offset, const char *what,
+                    fpk_error *err)
+{
+    return fpki_file_pread(d, 0, buf, n, offset, what, err);
+}
+
+int fpki_add_stored(fpk_dump *d, const fpki_stored *s, size_t *i, fpk_error *err)
+{
+    if (d->nstored == d->capstored) {
+        size_t cap = d->capstored ? 2 * d->capstored : 16;
+        fpki_stored *v = realloc(d->stored, cap * sizeof *v);
+        if (!v)
+            return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory for %zu tensors", cap);
+        d->stored = v;
+        d->capstored = cap;
+    }
+    fpki_stored *t = &d->stored[d->nstored];
+    *t = *s;
+    t->decoder = -1;
+    t->used = false;
+    t->shape = fpki_arena_alloc(&d->arena, (size_t)(s->ndim ? s->ndim : 1) * sizeof *t->shape);
+    if (!(t->name = fpki_arena_copy(&d->arena, s->name, strlen(s->name))) || !t->shape)
+        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
+    memcpy(t->shape, s->shape, (size_t)s->ndim * sizeof *t->shape);
+    if (i)
+        *i = d->nstored;
+    d->nstored++;
+    return FPK_OK;
+}
+
+int fpki_add_metadata(fpk_dump *d, const char *key, const char *value, fpk_error *err)
+{
+    const char **k = realloc(d->meta_keys, (d->nmeta + 1) * sizeof *k);
+    if (k)
+        d->meta_keys = k;
+    const char **v = realloc(d->meta_values, (d->nmeta + 1) * sizeof *v);
+    if (v)
+        d->meta_values = v;
+    if (!k || !v)
+        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory for metadata");
+    k[d->nmeta] = fpki_arena_copy(&d->arena, key, strlen(key));
+    v[d->nmeta] = fpki_arena_copy(&d->arena, value, strlen(value));
+    if (!k[d->nmeta] || !v[d->nmeta])
+        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory for metadata");
+    d->nmeta++;
+    return FPK_OK;
+}
+
 /* A raw file: SPEC's dtype and shape, the elements filling the file. */
 static int raw_open(fpk_dump *d, const fpk_raw_spec *spec, fpk_error *err)
 {
@@ -182,79 +472,33 @@ static int raw_open(fpk_dump *d, const fpk_raw_spec *spec, fpk_error *err)
                                FPK_MAX_DIMS);
     size_t size = fpk_dtype_size(spec->dtype);
     const char *name = fpk_dtype_name(spec->dtype);
-    if (d->size % size != 0)
+    uint64_t fsize = d->files[0].size;
+    if (fsize % size != 0)
         return fpki_dump_error(err, FPK_EFORMAT, d,
                                "file is %" PRIu64
                                " bytes, not a whole number of %zu-byte %s elements",
-                               d->size, size, name);
-    fpk_tensor *t = calloc(1, sizeof *t);
-    if (!t)
-        return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory");
-    d->tensors = t;
-    d->ntensors = 1;
-    t->name = fpki_dump_basename(d);
-    t->dtype = spec->dtype;
-    t->big_endian = spec->big_endian;
-    t->count = d->size / size;
+                               fsize, size, name);
+    /* fpk_dtype and fpki_stype number the six dtypes alike */
+    uint64_t shape_of[FPK_MAX_DIMS];
+    fpki_stored s = {.name = fpki_dump_basename(d), .stype = (fpki_stype)spec->dtype,
+                     .big_endian = spec->big_endian, .count = fsize / size, .shape = shape_of};
     if (spec->ndim == 0) {
-        t->ndim = 1;
-        t->shape[0] = t->count;
-        return FPK_OK;
+        s.ndim = 1;
+        s.shape[0] = s.count;
+        return fpki_add_stored(d, &s, NULL, err);
     }
-    t->ndim = spec->ndim;
-    memcpy(t->shape, spec->shape, (size_t)spec->ndim * sizeof t->shape[0]);
+    s.ndim = spec->ndim;
+    memcpy(s.shape, spec->shape, (size_t)spec->ndim * sizeof s.shape[0]);
     uint64_t count, bytes;
-    if (!fpki_shape_size(t->shape, t->ndim, size, &count, &bytes) || count != t->count) {
+    if (!fpki_shape_size(s.shape, s.ndim, size, &count, &bytes) || count != s.count) {
         char shape[128];
-        fpki_shape_text(shape, sizeof shape, t->shape, t->ndim, '[', ']');
+        fpki_shape_text(shape, sizeof shape, s.shape, s.ndim, '[', ']');
         return fpki_dump_error(err, FPK_EFORMAT, d,
                                "raw shape %s does not hold the file's %" PRIu64
                                " %s elements (%" PRIu64 " bytes)",
-                               shape, t->count, name, d->size);
+                               shape, s.count, name, fsize);
     }
-    return FPK_OK;
-}
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-static int check_regular(fpk_dump *d, const struct stat *st, fpk_error *err)
-{
-    if (S_ISDIR(st->st_mode))
-        return fpki_dump_error(err, FPK_EIO, d, "is a directory, not a dump file");
-    if (!S_ISREG(st->st_mode))
-        return fpki_dump_error(err, FPK_EIO, d, "is not a regular file (a FIFO, socket or device)");
-    return FPK_OK;
-}
-
-/* Opens d->path for reading as a regular file, never blocking: a FIFO
- * without a writer would make a plain open() wait forever. */
-static int open_regular(fpk_dump *d, fpk_error *err)
-{
-    struct stat st;
-    if (stat(d->path, &st) != 0)
-        return fpki_errno_error(err, d->path, "cannot open", errno);
-    int rc = check_regular(d, &st, err);
-    if (rc != FPK_OK)
-        return rc;
-    d->fd = open(d->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (d->fd < 0)
-        return fpki_errno_error(err, d->path, "cannot open", errno);
-    /* What was opened, should the path have changed since. */
-    if (fstat(d->fd, &st) != 0)
-        return fpki_errno_error(err, d->path, "cannot stat", errno);
-    if ((rc = check_regular(d, &st, err)) != FPK_OK)
-        return rc;
-    int fl = fcntl(d->fd, F_GETFL);
-    if (fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
-        return fpki_errno_error(err, d->path, "cannot set blocking mode", errno);
-    if (st.st_size < 0)
-        return fpki_dump_error(err, FPK_EIO, d, "has a negative size");
-    d->size = (uint64_t)st.st_size;
-    return FPK_OK;
+    return fpki_add_stored(d, &s, NULL, err);
 }
 
 /* The kind of D from its first bytes, then its extension. */
@@ -262,7 +506,8 @@ static int open_contents(fpk_dump *d, fpk_error *err)
 {
     static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     unsigned char head[9];
-    size_t n = d->size < sizeof head ? (size_t)d->size : sizeof head;
+    uint64_t size = d->files[0].size;
+    size_t n = size < sizeof head ? (size_t)size : sizeof head;
     if (n == 0)
         return fpki_dump_error(err, FPK_EFORMAT, d, "file is empty");
     int rc = fpki_dump_pread(d, head, n, 0, "the first bytes", err);
@@ -272,27 +517,30 @@ static int open_contents(fpk_dump *d, fpk_error *err)
         return fpki_npy_open(d, err);
     if (n == 9 && head[8] == '{')
         return fpki_safetensors_open(d, err);
+    if (n >= 4 && (memcmp(head, "PK\x03\x04", 4) == 0 || memcmp(head, "PK\x05\x06", 4) == 0))
+        return fpki_torch_open(d, err);
     if (has_suffix(d->path, ".npy"))
         return fpki_npy_open(d, err);
     if (has_suffix(d->path, ".safetensors"))
         return fpki_safetensors_open(d, err);
-    /* What people give instead, named for what it is. */
-    if (n >= 4 && memcmp(head, "PK\x03\x04", 4) == 0)
+    if (has_suffix(d->path, ".index.json"))
+        return fpki_index_open(d, err);
+    /* torch.save's format before PyTorch 1.6: pickles one after another,
+     * the first a magic number (LONG1 0x1950a86a20f9469cfc6c). */
+    static const unsigned char legacy[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c};
+    if (n >= sizeof legacy && memcmp(head, legacy, sizeof legacy) == 0)
         return fpki_dump_error(err, FPK_EFORMAT, d,
-                               "a zip file, as torch.save writes (a .pt or .bin checkpoint), "
-                               "which is not read: save its tensors with "
-                               "safetensors.torch.save_file, or as .npy");
+                               "a torch.save file of the legacy format (before PyTorch 1.6), "
+                               "which is not read: load it with torch.load and save it again "
+                               "with torch.save, or with safetensors.torch.save_file");
     if (head[0] == 0x80 && n >= 2 && head[1] >= 2 && head[1] <= 5)
         return fpki_dump_error(err, FPK_EFORMAT, d,
-                               "a pickle (a torch.save file of the legacy format?), which is "
-                               "not read: save its tensors with safetensors.torch.save_file");
-    if (head[0] == '{' && has_suffix(d->path, ".index.json"))
-        return fpki_dump_error(err, FPK_EFORMAT, d,
-                               "the index of a sharded safetensors model: give its shards, or "
-                               "the directory that holds them");
+                               "a bare pickle, not a torch.save file: save its tensors with "
+                               "torch.save or safetensors.torch.save_file");
     return fpki_dump_error(err, FPK_EFORMAT, d,
-                           "neither a .npy file (no \\x93NUMPY magic at byte 0) nor safetensors "
-                           "(no '{' at byte 8); a raw file needs its dtype and shape");
+                           "neither a .npy file (no \\x93NUMPY magic at byte 0), safetensors "
+                           "(no '{' at byte 8), a torch.save zip (no PK at byte 0) nor an "
+                           "*.index.json; a raw file needs its dtype and shape");
 }
 
 int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **dp, fpk_error *err)
@@ -307,12 +555,24 @@ int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **dp, fpk_
         }
         return FPK_ENOMEM;
     }
-    d->fd = -1;
+    pthread_mutex_init(&d->lock, NULL);
     d->kind = raw ? "raw" : "";
-    int rc = path ? open_regular(d, err)
+    uint32_t k;
+    int rc = path ? fpki_dump_add_file(d, path, &k, err)
                   : fpki_dump_error(err, FPK_EIO, d, "no file name given");
+    if (rc == FPK_OK) {
+        struct stat st;
+        rc = open_regular(path, &d->files[0].fd, &st, err);
+        if (rc == FPK_OK) {
+            d->files[0].size = (uint64_t)st.st_size;
+            d->files[0].dev = st.st_dev;
+            d->files[0].ino = st.st_ino;
+        }
+    }
     if (rc == FPK_OK)
         rc = raw ? raw_open(d, raw, err) : open_contents(d, err);
+    if (rc == FPK_OK)
+        rc = fpki_present(d, err);
     if (rc != FPK_OK) {
         fpk_dump_close(d);
         return rc;
@@ -321,29 +581,26 @@ int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **dp, fpk_
     return FPK_OK;
 }
 
-/* fpk_dump_view's mark of a file it cannot map. */
-static const char fpki_no_map[1];
-
 void fpk_dump_close(fpk_dump *d)
 {
     if (!d)
         return;
-    const char *map = atomic_load(&d->map);
-    if (map && map != fpki_no_map)
-        munmap((void *)map, (size_t)d->size);
-    if (d->fd >= 0)
-        close(d->fd);
-    if (d->names)
-        for (size_t i = 0; i < d->ntensors; i++)
-            free(d->names[i]);
-    for (size_t i = 0; i < d->nmeta; i++) {
-        free(d->meta_keys[i]);
-        free(d->meta_values[i]);
+    fpki_unmap_files(d);
+    for (size_t k = 0; k < d->nfiles; k++) {
+        if (d->files[k].fd >= 0)
+            close(d->files[k].fd);
+        free(d->files[k].path);
     }
+    free(d->files);
+    fpki_decoders_free(d);
+    pthread_mutex_destroy(&d->lock);
     free(d->meta_keys);
     free(d->meta_values);
-    free(d->names);
+    free(d->stored);
     free(d->tensors);
+    free(d->sources);
+    free(d->skipped);
+    fpki_arena_free(&d->arena);
     free(d->path);
     free(d);
 }
@@ -368,308 +625,20 @@ const fpk_tensor *fpk_dump_tensor(const fpk_dump *d, size_t i)
     return i < d->ntensors ? &d->tensors[i] : NULL;
 }
 
+size_t fpk_dump_nskipped(const fpk_dump *d)
+{
+    return d->nskipped;
+}
+
+const fpk_skipped *fpk_dump_skipped(const fpk_dump *d, size_t i)
+{
+    return i < d->nskipped ? &d->skipped[i] : NULL;
+}
+
 const char *fpk_dump_metadata(const fpk_dump *d, const char *key)
 {
     for (size_t i = 0; key && i < d->nmeta; i++)
         if (strcmp(d->meta_keys[i], key) == 0)
             return d->meta_values[i];
     return NULL;
-}
-
-/* A, an encoding of F, as the fp64 encoding of the same value: what
- * fpk_convert(&fpk_fp64, f, a) gives (NaN: the canonical NaN), without the
- * general rounding path, ten times faster.  Exact because every dtype's
- * format but fp64 has fewer significand bits and a narrower exponent range
- * than fp64; even its subnormals are fp64 normals. */
-static inline uint64_t widen(const fpk_format *f, fpk_bits a)
-{
-    uint64_t sign = (a & f->sign_mask) ? UINT64_C(1) << 63 : 0;
-    fpk_bits mag = a & (f->exp_mask | f->man_mask);
-    if (mag > f->max_finite)
-        return mag == f->inf ? sign | fpk_fp64.inf : fpk_fp64.nan;
-    if (f == &fpk_fp64)
-        return a;
-    if (mag == 0)
-        return sign;
-    int64_t exp = (int64_t)(mag >> f->man_bits);
-    uint64_t man = mag & f->man_mask;
-    if (exp == 0) {
-        /* man * 2^(emin - man_bits) = 1.frac * 2^(top + emin - man_bits):
-         * the biased exponent of a normal would be 1 - (man_bits - top). */
-        int shift = f->man_bits - (63 - fpki_clz64(man));
-        exp = 1 - shift;
-        man = (man << shift) & f->man_mask;
-    }
-    return sign | (uint64_t)(exp - f->bias + fpk_fp64.bias) << fpk_fp64.man_bits |
-           man << (fpk_fp64.man_bits - f->man_bits);
-}
-
-/* The SIZE-byte element at P, in the byte order given: assembled from
- * bytes, so the host's own order never matters. */
-static inline fpk_bits load(const unsigned char *p, size_t size, bool big)
-{
-    fpk_bits bits = 0;
-    if (big)
-        for (size_t b = 0; b < size; b++)
-            bits = bits << 8 | p[b];
-    else
-        for (size_t b = size; b-- > 0;)
-            bits = bits << 8 | p[b];
-    return bits;
-}
-
-static inline void store(double *out, uint64_t bits)
-{
-    memcpy(out, &bits, sizeof *out);
-}
-
-/* Whether the N little-endian float32 at P hold a subnormal, an infinity or
- * a NaN. */
-static bool fp32_special(const unsigned char *p, size_t n)
-{
-    uint32_t any = 0;
-    for (size_t j = 0; j < n; j++) {
-        uint32_t u;
-        memcpy(&u, p + 4 * j, sizeof u);
-        uint32_t e = u >> 23 & 0xff;
-        any |= (e == 0xff) | ((e == 0) & ((u & 0x7fffffu) != 0));
-    }
-    return any;
-}
-
-/* OUT[0..N-1] := the N elements of F at P.  One loop per element size, so
- * that each is compiled with its size known. */
-static void convert(const fpk_format *f, size_t size, bool big, const unsigned char *p, size_t n,
-                    double *out)
-{
-    switch (size) {
-    case 1:
-        for (size_t j = 0; j < n; j++)
-            store(out + j, widen(f, p[j]));
-        break;
-    case 2:
-        for (size_t j = 0; j < n; j++)
-            store(out + j, widen(f, load(p + 2 * j, 2, big)));
-        break;
-    case 4:
-        if (f == &fpk_fp32 && !big && !fp32_special(p, n)) {
-            /* the common case: normals and zeros, in loops that vectorise */
-            for (size_t j = 0; j < n; j++) {
-                uint32_t u;
-                memcpy(&u, p + 4 * j, sizeof u);
-                uint64_t sign = (uint64_t)(u >> 31) << 63, mag = u & 0x7fffffffu;
-                store(out + j, sign | (mag ? (mag << 29) + ((uint64_t)896 << 52) : 0));
-            }
-            break;
-        }
-        for (size_t j = 0; j < n; j++)
-            store(out + j, widen(f, load(p + 4 * j, 4, big)));
-        break;
-    default:
-        for (size_t j = 0; j < n; j++)
-            store(out + j, widen(f, load(p + 8 * j, 8, big)));
-        break;
-    }
-}
-
-/* Whether the bytes of D from OFFSET on are data or a hole (which reads as
- * zeros), and where that run ends, at most at END: lseek's SEEK_DATA and
- * SEEK_HOLE, which a file system without holes answers with "data up to
- * the end of the file".  Where they are missing or fail, all is data.  A
- * hole reported up to the end of the file counts only while the file is
- * still long enough, so a file that shrank since it was opened fails in
- * the read as it should.  The file position, unused by pread, moves. */
-static uint64_t extent_at(const fpk_dump *d, uint64_t offset, uint64_t end, bool *data)
-{
-    *data = true;
-#if defined(SEEK_DATA) && defined(SEEK_HOLE)
-    off_t next = lseek(d->fd, (off_t)offset, SEEK_DATA);
-    struct stat st;
-    if (next < 0 && errno == ENXIO && fstat(d->fd, &st) == 0 && (uint64_t)st.st_size >= end) {
-        *data = false;
-        return end;
-    }
-    if (next < 0)
-        return end;
-    if ((uint64_t)next > offset) {
-        *data = false;
-        return (uint64_t)next < end ? (uint64_t)next : end;
-    }
-    off_t hole = lseek(d->fd, (off_t)offset, SEEK_HOLE);
-    if (hole >= 0 && (uint64_t)hole > offset && (uint64_t)hole < end)
-        return (uint64_t)hole;
-#endif
-    return end;
-}
-
-/* Reverses the byte order of N elements of SIZE bytes at P. */
-static void swap_bytes(void *p, size_t size, size_t n)
-{
-    if (size == 2)
-        for (uint16_t *q = p; n--; q++)
-            *q = __builtin_bswap16(*q);
-    else if (size == 4)
-        for (uint32_t *q = p; n--; q++)
-            *q = __builtin_bswap32(*q);
-    else if (size == 8)
-        for (uint64_t *q = p; n--; q++)
-            *q = __builtin_bswap64(*q);
-}
-
-/* Checks that elements FIRST .. FIRST+N-1 of tensor I exist. */
-static int check_range(const fpk_dump *d, size_t i, uint64_t first, size_t n, fpk_error *err)
-{
-    if (i >= d->ntensors)
-        return fpki_dump_error(err, FPK_ERANGE, d, "tensor %zu requested; the file has %zu", i,
-                               d->ntensors);
-    const fpk_tensor *t = &d->tensors[i];
-    if (first > t->count || n > t->count - first) {
-        char name[64];
-        fpki_quote_text(name, sizeof name, t->name, strlen(t->name));
-        return fpki_dump_error(err, FPK_ERANGE, d,
-                               "%zu elements from element %" PRIu64
-                               " requested; tensor \"%s\" has %" PRIu64,
-                               n, first, name, t->count);
-    }
-    return FPK_OK;
-}
-
-/* Whether T's elements are stored in the other byte order than the host's. */
-static bool stored_swapped(const fpk_tensor *t)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return !t->big_endian;
-#else
-    return t->big_endian;
-#endif
-}
-
-/* The whole file mapped (threads may ask at once: the first mapping
- * stored is kept), or NULL where it cannot be. */
-static const char *dump_map(fpk_dump *d)
-{
-    const char *map = atomic_load_explicit(&d->map, memory_order_acquire);
-    if (!map) {
-        void *p = MAP_FAILED;
-        if (d->size > 0 && d->size <= SIZE_MAX)
-            p = mmap(NULL, (size_t)d->size, PROT_READ, MAP_SHARED, d->fd, 0);
-        const char *mine = p == MAP_FAILED ? fpki_no_map : p;
-        map = NULL;
-        if (atomic_compare_exchange_strong(&d->map, &map, mine))
-            map = mine;
-        else if (p != MAP_FAILED)
-            munmap(p, (size_t)d->size);
-    }
-    return map == fpki_no_map ? NULL : map;
-}
-
-/* Tensor I of D in *T, and the byte offset in the file of its element
- * FIRST in *AT, once check_range has passed elements FIRST .. FIRST+N-1;
- * FPK_OK with *T NULL when N is 0. */
-static int locate(const fpk_dump *d, size_t i, uint64_t first, size_t n, const fpk_tensor **t,
-                  uint64_t *at, fpk_error *err)
-{
-    *t = NULL;
-    int rc = check_range(d, i, first, n, err);
-    if (rc != FPK_OK || n == 0)
-        return rc;
-    *t = &d->tensors[i];
-    /* Validated when opened: offset + count * size lies inside the file. */
-    *at = (*t)->offset + first * fpk_dtype_size((*t)->dtype);
-    return FPK_OK;
-}
-
-int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **p,
-                  fpk_error *err)
-{
-    *p = NULL;
-    const fpk_tensor *t;
-    uint64_t at;
-    int rc = locate(d, i, first, n, &t, &at, err);
-    if (rc != FPK_OK || !t)
-        return rc;
-    size_t size = fpk_dtype_size(t->dtype);
-    if ((size > 1 && stored_swapped(t)) || at % size != 0)
-        return FPK_OK;
-    const char *map = dump_map(d);
-    if (map)
-        *p = map + at;
-    return FPK_OK;
-}
-
-void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes)
-{
-    const char *map = atomic_load_explicit(&d->map, memory_order_acquire);
-    uintptr_t at = (uintptr_t)p, base = (uintptr_t)map;
-    if (!map || map == fpki_no_map || at < base || at - base > d->size ||
-        bytes > d->size - (at - base))
-        return; /* not a view of D's */
-#if defined(MADV_DONTNEED)
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0)
-        return;
-    /* every page it touches (the mapping's, which starts a page): one that
-     * holds other views' elements too maps again when they are read */
-    uintptr_t from = at / (uintptr_t)page * (uintptr_t)page;
-    uintptr_t to = (at + bytes + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
-    if (from < to)
-        madvise((void *)from, to - from, MADV_DONTNEED);
-#endif
-}
-
-int fpk_dump_read_raw(fpk_dump *d, size_t i, uint64_t first, size_t n, void *out,
-                      fpk_error *err)
-{
-    const fpk_tensor *t;
-    uint64_t at;
-    int rc = locate(d, i, first, n, &t, &at, err);
-    if (rc != FPK_OK || !t)
-        return rc;
-    size_t size = fpk_dtype_size(t->dtype);
-    rc = fpki_dump_pread(d, out, n * size, at, "tensor data", err);
-    if (rc == FPK_OK && stored_swapped(t))
-        swap_bytes(out, size, n);
-    return rc;
-}
-
-int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err)
-{
-    int rc = check_range(d, i, first, n, err);
-    if (rc != FPK_OK)
-        return rc;
-    const fpk_tensor *t = &d->tensors[i];
-    const fpk_format *f = fpk_dtype_format(t->dtype);
-    size_t size = fpk_dtype_size(t->dtype);
-    /* Validated when opened: offset + count * size lies inside the file. */
-    uint64_t offset = t->offset + first * size, end = offset + (uint64_t)n * size;
-    uint64_t run_end = offset; /* where the current data or hole run ends */
-    bool data = true;
-    unsigned char buf[FPKI_READ_CHUNK] __attribute__((aligned(FPKI_IO_ALIGN)));
-    while (n > 0) {
-        if (offset >= run_end)
-            run_end = extent_at(d, offset, end, &data);
-        size_t k = n < sizeof buf / size ? n : sizeof buf / size;
-        if (!data) {
-            /* Zero bytes are +0 in every dtype, whose double is all zero
-             * bytes too; an element that runs out of the hole is read. */
-            uint64_t whole = (run_end - offset) / size;
-            if (whole > 0) {
-                k = whole < n ? (size_t)whole : n;
-                memset(out, 0, k * sizeof *out);
-                out += k;
-                n -= k;
-                offset += (uint64_t)k * size;
-                continue;
-            }
-            run_end = offset + size;
-        }
-        int rc = fpki_dump_pread(d, buf, k * size, offset, "tensor data", err);
-        if (rc != FPK_OK)
-            return rc;
-        convert(f, size, t->big_endian, buf, k, out);
-        out += k;
-        n -= k;
-        offset += (uint64_t)k * size;
-    }
-    return FPK_OK;
 }

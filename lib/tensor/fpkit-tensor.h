@@ -67,11 +67,14 @@ bool fpk_mx_quantize(const fpk_format *elem, fpk_mx_rule rule, size_t block, con
                      size_t n, uint8_t *enc, uint8_t *scales, float *y, fpk_mx_block *blocks,
                      fpk_ctx *c);
 
-/* Tensor dumps (fpkit-dumps(5)): NumPy .npy (versions 1-3), safetensors and
- * raw files.  A dump is opened once, its tensors listed, and their elements
- * read in chunks: files are mapped or read piecewise, so memory does not
- * grow with their size.  Every failure returns an error code and fills the
- * caller's fpk_error with a message naming the file and what was wrong. */
+/* Tensor dumps (fpkit-dumps(5), fpkit-checkpoints(5)): NumPy .npy
+ * (versions 1-3), safetensors, raw files, torch.save checkpoints, sharded
+ * Hugging Face models (their *.index.json) and the quantised checkpoints
+ * they hold.  A dump is opened once, its tensors listed, and their
+ * elements read in chunks: files are mapped or read piecewise, so memory
+ * does not grow with their size.  Every failure returns an error code and
+ * fills the caller's fpk_error with a message naming the file and what was
+ * wrong. */
 typedef enum fpk_dtype {
     FPK_DTYPE_F64,
     FPK_DTYPE_F32,
@@ -93,16 +96,46 @@ bool fpk_dtype_lookup(const char *name, fpk_dtype *t);
 
 #define FPK_MAX_DIMS 32
 
+/* How a tensor's elements are stored. */
+typedef enum fpk_layout {
+    FPK_LAYOUT_PLAIN,   /* COUNT elements of DTYPE from byte OFFSET of FILE
+                           on, one after the other */
+    FPK_LAYOUT_STRIDED, /* a strided view of a storage (torch), its first
+                           element at OFFSET; read in row-major order */
+    FPK_LAYOUT_DECODED, /* computed from what the file stores: a quantised
+                           tensor's codes and scales, or an element type
+                           fpk_dtype lacks (ENCODING says which); DTYPE is
+                           FPK_DTYPE_F32, which holds the values exactly */
+} fpk_layout;
+
 typedef struct fpk_tensor {
-    const char *name;     /* safetensors key; for .npy and raw the file name */
+    const char *name;     /* safetensors key, torch state-dict path; for
+                             .npy and raw the file name */
     fpk_dtype dtype;
     bool big_endian;      /* elements stored most significant byte first */
     bool fortran_order;   /* .npy: column-major storage */
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
     uint64_t count;       /* elements: the product of shape */
-    uint64_t offset;      /* byte offset of the first element in the file */
+    uint64_t offset;      /* byte offset of the first element in FILE
+                             (PLAIN and STRIDED) */
+    fpk_layout layout;
+    const char *file;     /* the file holding its data: the dump's, or a
+                             shard of an index */
+    const char *encoding; /* DECODED: the stored encoding, "mxfp4",
+                             "nvfp4", "fp8-block", "e8m0", ...; else NULL */
 } fpk_tensor;
+
+/* A tensor a dump holds but the library does not read as values: integer,
+ * boolean and complex tensors, and quantised ones in a convention it does
+ * not decode. */
+typedef struct fpk_skipped {
+    const char *name;
+    const char *dtype; /* its element type: "i64", "bool", "u8" */
+    int ndim;
+    uint64_t shape[FPK_MAX_DIMS];
+    const char *why;   /* "not floating point", ... */
+} fpk_skipped;
 
 typedef struct fpk_dump fpk_dump;
 
@@ -116,15 +149,20 @@ typedef struct fpk_raw_spec {
 } fpk_raw_spec;
 
 /* Opens PATH: read as raw when RAW is given, otherwise recognised by its
- * contents (.npy magic, or a safetensors header).  The header is validated
- * completely before FPK_OK is returned. */
+ * contents (.npy magic, a safetensors header, a torch.save zip, an
+ * *.index.json of shards).  The header is validated completely before
+ * FPK_OK is returned. */
 int fpk_dump_open(const char *path, const fpk_raw_spec *raw, fpk_dump **d, fpk_error *err);
 void fpk_dump_close(fpk_dump *d);
 const char *fpk_dump_path(const fpk_dump *d);
-const char *fpk_dump_kind(const fpk_dump *d); /* "npy", "safetensors", "raw" */
+/* "npy", "safetensors", "raw", "torch", "index" */
+const char *fpk_dump_kind(const fpk_dump *d);
 size_t fpk_dump_ntensors(const fpk_dump *d);
 const fpk_tensor *fpk_dump_tensor(const fpk_dump *d, size_t i);
-/* A value of safetensors' __metadata__, or NULL. */
+/* The tensors listed but not read (fpk_skipped), I < fpk_dump_nskipped. */
+size_t fpk_dump_nskipped(const fpk_dump *d);
+const fpk_skipped *fpk_dump_skipped(const fpk_dump *d, size_t i);
+/* A value of safetensors' __metadata__ (an index's "metadata"), or NULL. */
 const char *fpk_dump_metadata(const fpk_dump *d, const char *key);
 
 /* Elements FIRST .. FIRST+N-1 of tensor I, in storage order, converted
@@ -156,9 +194,53 @@ int fpk_dump_view(fpk_dump *d, size_t i, uint64_t first, size_t n, const void **
  * so that its resident set stays as small as its reads. */
 void fpk_dump_unview(fpk_dump *d, const void *p, size_t bytes);
 
+/* Whether a quantised tensor's convention holds (fpkit-checkpoints(5),
+ * fpcheck(1)): as decoded, in the other way, or the tensor cannot tell. */
+typedef enum fpk_verdict {
+    FPK_VERDICT_NONE,      /* not measured (no 4-bit codes, no elements) */
+    FPK_VERDICT_OK,        /* the convention fits, the other way does not */
+    FPK_VERDICT_WRONG,     /* the other way fits, the convention does not */
+    FPK_VERDICT_UNDECIDED, /* both fit, or neither */
+} fpk_verdict;
+
+/* What fpk_dump_check measures in a block-scaled decoded tensor. */
+typedef struct fpk_quant_check {
+    const char *convention;        /* "gpt-oss MXFP4", "ModelOpt NVFP4", ... */
+    char recipe[64];               /* its recipe (fpk_recipe_format) */
+    const char *codes, *scales, *global; /* the stored tensors (NULL: none) */
+    uint64_t blocks;               /* blocks the elements fill */
+    uint64_t scale_entries;        /* entries the scales hold: more is padding */
+    uint64_t padding_nonzero;      /* padding entries that are not zero */
+    uint64_t scale_zero, scale_nan, scale_max; /* blocks whose decoding scale is
+                                      zero, NaN, or the scale format's largest */
+    uint64_t blocks_nonzero;       /* blocks with a nonzero code */
+    uint64_t blocks_top;           /* ... whose largest code lies in the
+                                      element format's top binade, as an amax
+                                      scale puts it */
+    /* 4-bit codes: the mean square difference of neighbours within a byte,
+     * across bytes as decoded, and across bytes were the nibbles the other
+     * way round; in rows whose values are not independent of their
+     * neighbours' the right order makes across equal within. */
+    double diff_within, diff_across, diff_swapped;
+    uint64_t pairs;
+    fpk_verdict nibbles;
+    /* The decoded values' root mean square, and theirs were the scale
+     * inverted (NVFP4's per-tensor one, else each block's); plausible
+     * weights lie in [2^-20, 8]. */
+    double rms, rms_inverted;
+    fpk_verdict scales_order;
+} fpk_quant_check;
+
+/* Measures decoded tensor I of D as fpk_quant_check says, reading all its
+ * codes and scales.  FPK_ERANGE for a tensor that is not block-scaled
+ * (its encoding an element type, or not decoded). */
+int fpk_dump_check(fpk_dump *d, size_t i, fpk_quant_check *q, fpk_error *err);
+
 /* Calls VISIT for every dump file under PATH: PATH itself if it is a file,
- * else the regular files named *.npy or *.safetensors below it, in sorted
- * order, following symbolic links but never into a loop.  Stops at the
+ * else the regular files below it named *.npy, *.safetensors, *.pt,
+ * *.pth, *.index.json, or *.bin that is a zip file, in sorted order, but
+ * the shards an index in their directory names (read through it),
+ * following symbolic links but never into a loop.  Stops at the
  * first nonzero return of VISIT and returns it; FPK_EIO with a message for
  * an unreadable directory or a loop. */
 int fpk_dump_walk(const char *path, int (*visit)(const char *file, void *arg), void *arg,

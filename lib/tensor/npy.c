@@ -283,7 +283,8 @@ static int read_prefix(fpk_dump *d, uint64_t *start, uint32_t *hlen, fpk_error *
 {
     static const unsigned char magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
     unsigned char b[12];
-    size_t n = d->size < sizeof b ? (size_t)d->size : sizeof b;
+    uint64_t fsize = d->files[0].size;
+    size_t n = fsize < sizeof b ? (size_t)fsize : sizeof b;
     int rc = fpki_dump_pread(d, b, n, 0, "the .npy prefix", err);
     if (rc != FPK_OK)
         return rc;
@@ -309,10 +310,10 @@ static int read_prefix(fpk_dump *d, uint64_t *start, uint32_t *hlen, fpk_error *
         return fpki_dump_error(err, FPK_EFORMAT, d,
                                "header length %" PRIu32 " at byte 8 exceeds the limit of %u bytes",
                                *hlen, NPY_MAX_HEADER);
-    if (d->size < *start + *hlen)
+    if (fsize < *start + *hlen)
         return fpki_dump_error(err, FPK_EFORMAT, d,
                                "file is %" PRIu64 " bytes, but its header runs to byte %" PRIu64,
-                               d->size, *start + *hlen);
+                               fsize, *start + *hlen);
     return FPK_OK;
 }
 
@@ -324,17 +325,11 @@ int fpki_npy_open(fpk_dump *d, fpk_error *err)
     int rc = read_prefix(d, &start, &hlen, err);
     if (rc != FPK_OK)
         return rc;
-    fpk_tensor *t = calloc(1, sizeof *t);
+    fpk_tensor tensor = {0}, *t = &tensor;
     char *text = malloc(hlen > 0 ? hlen : 1);
-    if (!t || !text) {
-        free(t);
-        free(text);
+    if (!text)
         return fpki_dump_error(err, FPK_ENOMEM, d, "out of memory for a %" PRIu32 "-byte header",
                                hlen);
-    }
-    d->tensors = t;
-    d->ntensors = 1;
-    t->name = fpki_dump_basename(d);
     rc = fpki_dump_pread(d, text, hlen, start, "the .npy header", err);
     if (rc == FPK_OK) {
         parser p = {.s = text, .len = hlen, .base = start, .d = d, .err = err};
@@ -352,12 +347,18 @@ int fpki_npy_open(fpk_dump *d, fpk_error *err)
                                "header shape %s x %zu bytes exceeds 2^64 bytes", shape, size);
     }
     t->offset = start + hlen;
-    uint64_t have = d->size - t->offset;
+    uint64_t fsize = d->files[0].size;
+    uint64_t have = fsize - t->offset;
     if (have != bytes)
         return fpki_dump_error(err, FPK_EFORMAT, d,
                                "file is %" PRIu64 " bytes, header promises %" PRIu64
                                " bytes of data from byte %" PRIu64 " (%s by %" PRIu64 ")",
-                               d->size, bytes, t->offset, have < bytes ? "short" : "long",
+                               fsize, bytes, t->offset, have < bytes ? "short" : "long",
                                have < bytes ? bytes - have : have - bytes);
-    return FPK_OK;
+    /* fpk_dtype and fpki_stype number the six dtypes alike */
+    fpki_stored st = {.name = fpki_dump_basename(d), .stype = (fpki_stype)t->dtype,
+                      .big_endian = t->big_endian, .fortran_order = t->fortran_order,
+                      .ndim = t->ndim, .count = t->count, .offset = t->offset,
+                      .shape = t->shape};
+    return fpki_add_stored(d, &st, NULL, err);
 }

@@ -23,15 +23,39 @@ typedef struct walker {
     size_t depth, cap;
 } walker;
 
-static bool is_dump_name(const char *name)
+static bool has_suffix(const char *name, const char *suffix)
 {
-    static const char *const suffixes[] = {".npy", ".safetensors"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-        size_t k = strlen(suffixes[i]);
-        if (n > k && strcmp(name + n - k, suffixes[i]) == 0)
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* Whether NAME is a dump's by its name: .npy, .safetensors, torch's .pt
+ * and .pth, a sharded model's *.index.json.  A .bin file (what
+ * pytorch_model.bin is, but raw dumps too) counts when PATH starts as a
+ * zip file does. */
+static bool is_dump_name(const char *name, const char *path)
+{
+    static const char *const suffixes[] = {".npy", ".safetensors", ".pt", ".pth",
+                                           ".index.json"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (has_suffix(name, suffixes[i]))
             return true;
-    }
+    if (!path || !has_suffix(name, ".bin"))
+        return false;
+    unsigned char head[4] = {0};
+    FILE *f = fopen(path, "rb");
+    bool zip = f && fread(head, 1, 4, f) == 4 && memcmp(head, "PK\x03\x04", 4) == 0;
+    if (f)
+        fclose(f);
+    return zip;
+}
+
+/* Whether NAME is one of the N shards of SHARDS. */
+static bool is_shard(char **shards, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(shards[i], name) == 0)
+            return true;
     return false;
 }
 
@@ -115,7 +139,39 @@ static int walk_dir(walker *w, const char *path, const struct stat *st)
     w->stack[w->depth++] = (walk_dir_id){st->st_dev, st->st_ino, path};
     size_t plen = strlen(path);
     bool slash = plen > 0 && path[plen - 1] == '/';
+    /* the shards of a sharded model here are read through its index */
+    char **shards = NULL;
+    size_t nshards = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
+        if (!has_suffix(names[i], ".index.json"))
+            continue;
+        size_t len = plen + !slash + strlen(names[i]) + 1;
+        char *index = malloc(len);
+        if (!index) {
+            rc = fpki_path_error(w->err, FPK_ENOMEM, path, "out of memory");
+            break;
+        }
+        snprintf(index, len, "%s%s%s", path, slash ? "" : "/", names[i]);
+        char **more;
+        size_t nmore;
+        rc = fpki_index_shards(index, &more, &nmore, w->err);
+        free(index);
+        char **all = rc == 0 ? realloc(shards, (nshards + nmore + 1) * sizeof *all) : NULL;
+        if (rc == 0 && !all) {
+            rc = fpki_path_error(w->err, FPK_ENOMEM, path, "out of memory");
+            for (size_t j = 0; j < nmore; j++)
+                free(more[j]);
+        }
+        if (all) {
+            shards = all;
+            memcpy(shards + nshards, more, nmore * sizeof *more);
+            nshards += nmore;
+        }
+        free(more);
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (is_shard(shards, nshards, names[i]))
+            continue;
         size_t len = plen + !slash + strlen(names[i]) + 1;
         char *child = malloc(len);
         if (!child) {
@@ -127,13 +183,17 @@ static int walk_dir(walker *w, const char *path, const struct stat *st)
         if (stat(child, &cst) != 0) {
             /* A dangling link or a link loop: an error only where a dump
              * was meant to be. */
-            if (is_dump_name(names[i]))
+            if (is_dump_name(names[i], NULL))
                 rc = fpki_errno_error(w->err, child, "cannot open", errno);
-        } else if (S_ISDIR(cst.st_mode) || (S_ISREG(cst.st_mode) && is_dump_name(names[i]))) {
+        } else if (S_ISDIR(cst.st_mode) ||
+                   (S_ISREG(cst.st_mode) && is_dump_name(names[i], child))) {
             rc = walk(w, child, &cst);
         }
         free(child);
     }
+    for (size_t j = 0; j < nshards; j++)
+        free(shards[j]);
+    free(shards);
     w->depth--;
     for (size_t j = 0; j < n; j++)
         free(names[j]);

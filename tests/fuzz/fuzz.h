@@ -24,6 +24,14 @@ int fuzz_format_lookup(const uint8_t *data, size_t size);
 int fuzz_parse(const uint8_t *data, size_t size);
 /* The bytes as statistics JSON (fpk_stats_from_json, as merging reads). */
 int fuzz_stats_json(const uint8_t *data, size_t size);
+/* The bytes as a torch.save file (zip, libzip; then its pickle). */
+int fuzz_torch(const uint8_t *data, size_t size);
+/* The bytes as the data.pkl of a torch.save file (the unpickler and the
+ * tensors it rebuilds), with one 64-byte storage "0". */
+int fuzz_pickle(const uint8_t *data, size_t size);
+/* The bytes as a sharded model's index.json, beside a shard
+ * "shard.safetensors" holding tensors "a" (F32 [2]) and "b" (U8 [2]). */
+int fuzz_index(const uint8_t *data, size_t size);
 
 typedef struct fuzz_target {
     const char *name; /* the corpus directory's name */

@@ -7,9 +7,11 @@ The other files of the corpus, crash-* and the like, are inputs that once
 broke a target, kept so that make check replays them; this script never
 touches them.  The byte layouts are those of tests/fuzz/fuzz.h.
 """
+import io
 import json
 import os
 import struct
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
@@ -53,7 +55,39 @@ def stats(fmt_names, hist_min, counts, zeros, nonfinite, amax, rnd="rne", scale=
 def seeds():
     f32 = struct.pack("<4f", 1.0, -2.5, 0.0, 3e-8)
     out = {"npy": {}, "safetensors": {}, "shape": {}, "format_lookup": {}, "parse": {},
-           "stats_json": {}}
+           "stats_json": {}, "torch": {}, "pickle": {}, "index": {}}
+    # torch.save files as torch writes them, their pickles, and the
+    # malformed ones of tests/data/bad
+    torch_dir = os.path.join(DATA, "checkpoints", "torch")
+    for name in sorted(os.listdir(torch_dir)):
+        if name.endswith(".pt"):
+            data = open(os.path.join(torch_dir, name), "rb").read()
+            out["torch"]["seed-" + name] = data
+            with zipfile.ZipFile(io.BytesIO(data)) as z:
+                pkl = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
+                out["pickle"]["seed-" + name[:-3] + ".pkl"] = z.read(pkl)
+    bad = os.path.join(DATA, "bad")
+    for name in sorted(os.listdir(bad)):
+        if name.endswith(".pt") and (name.startswith("zip-") or name.startswith("pk-")):
+            out["torch"]["seed-bad-" + name] = open(os.path.join(bad, name), "rb").read()
+    # a tensor of storage "0" (64 bytes), as fuzz_pickle's archive holds it
+    tensor = (b"ctorch._utils\n_rebuild_tensor_v2\n(((X\x07\x00\x00\x00storage"
+              b"ctorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x10tQ"
+              b"K\x02K\x02K\x03\x86K\x04K\x01\x86\x89ccollections\nOrderedDict\n)RtR")
+    out["pickle"].update({
+        "seed-dict": b"\x80\x02}(X\x01\x00\x00\x00w" + tensor + b"u.",
+        "seed-list": b"\x80\x02](" + tensor + b"h\x00e.",
+        "seed-memo": b"\x80\x02]q\x00(h\x00h\x00e.",
+        "seed-proto4": b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01a\x94N\x94s.",
+    })
+    out["index"].update({
+        "seed-both": json.dumps({"metadata": {"total_size": 10},
+                                 "weight_map": {"a": "shard.safetensors",
+                                                "b": "shard.safetensors"}}).encode(),
+        "seed-missing": json.dumps({"weight_map": {"a": "gone.safetensors"}}).encode(),
+        "seed-one": json.dumps({"weight_map": {"a": "shard.safetensors"}}).encode(),
+        "seed-up": json.dumps({"weight_map": {"a": "../shard.safetensors"}}).encode(),
+    })
     for name in sorted(os.listdir(DATA)):
         path = os.path.join(DATA, name)
         if name.endswith(".npy"):

@@ -5,6 +5,7 @@
  * back to them; accepted statistics survive writing and reading again. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -26,11 +27,12 @@
 
 /* The directory holding the files the dump targets write, made once. */
 static char *scratch_dir;
-static char scratch_files[3][320];
+#define NSCRATCH 7
+static char scratch_files[NSCRATCH][320];
 
 static void remove_scratch(void)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NSCRATCH; i++)
         if (scratch_files[i][0])
             unlink(scratch_files[i]);
     if (scratch_dir)
@@ -64,9 +66,10 @@ static const char *write_scratch(int slot, const char *name, const uint8_t *data
     return path;
 }
 
-/* The tensors of D, opened from a file of SIZE bytes: inside the file, the
- * safetensors ones apart, every element readable, reads past the end
- * refused. */
+/* The tensors of D, opened from a file of SIZE bytes: those stored plainly
+ * inside their file (the input, or a shard), the safetensors ones apart,
+ * every element readable, reads past the end refused; the skipped ones
+ * named. */
 static void check_dump(fpk_dump *d, uint64_t size)
 {
     static double buf[512];
@@ -75,11 +78,18 @@ static void check_dump(fpk_dump *d, uint64_t size)
     fuzz_check(fpk_dump_kind(d) && fpk_dump_path(d), "a dump without kind or path");
     (void)fpk_dump_metadata(d, "step");
     (void)fpk_dump_metadata(d, NULL);
+    bool apart = strcmp(fpk_dump_kind(d), "safetensors") == 0;
+    for (size_t i = 0; i < fpk_dump_nskipped(d); i++) {
+        const fpk_skipped *k = fpk_dump_skipped(d, i);
+        fuzz_check(k && k->name && k->dtype && k->why, "a skipped tensor without a name");
+    }
     for (size_t i = 0; i < n; i++) {
         const fpk_tensor *t = fpk_dump_tensor(d, i);
-        fuzz_check(t && t->name, "a tensor without a name");
+        fuzz_check(t && t->name && t->file, "a tensor without a name or file");
         fuzz_check(t->ndim >= 0 && t->ndim <= FPK_MAX_DIMS, "ndim out of range");
         fuzz_check((unsigned)t->dtype < FPK_DTYPE_COUNT, "dtype out of range");
+        fuzz_check((t->layout == FPK_LAYOUT_DECODED) == (t->encoding != NULL),
+                   "a decoded tensor without its encoding, or the reverse");
         uint64_t count = 1, bytes;
         bool zero = false;
         for (int k = 0; k < t->ndim; k++)
@@ -89,13 +99,22 @@ static void check_dump(fpk_dump *d, uint64_t size)
                        "the shape's product overflows");
         count = zero ? 0 : count;
         fuzz_check(count == t->count, "count is not the product of the shape");
-        fuzz_check(!__builtin_mul_overflow(count, fpk_dtype_size(t->dtype), &bytes) &&
-                       t->offset <= size && bytes <= size - t->offset,
-                   "a tensor's data lies outside the file");
-        for (size_t j = 0; j < i && bytes > 0; j++) {
+        uint64_t fsize = size;
+        struct stat st;
+        if (strcmp(t->file, fpk_dump_path(d)) != 0)
+            fsize = stat(t->file, &st) == 0 ? (uint64_t)st.st_size : 0;
+        fuzz_check(!__builtin_mul_overflow(count, fpk_dtype_size(t->dtype), &bytes),
+                   "a tensor's bytes overflow");
+        if (t->layout == FPK_LAYOUT_PLAIN)
+            fuzz_check(t->offset <= fsize && bytes <= fsize - t->offset,
+                       "a tensor's data lies outside its file");
+        if (t->layout == FPK_LAYOUT_STRIDED)
+            fuzz_check(t->offset < fsize, "a view's first element lies outside its file");
+        for (size_t j = 0; apart && j < i && bytes > 0; j++) {
             const fpk_tensor *u = fpk_dump_tensor(d, j);
             uint64_t ubytes = u->count * fpk_dtype_size(u->dtype);
-            fuzz_check(ubytes == 0 || u->offset + ubytes <= t->offset ||
+            fuzz_check(u->layout != FPK_LAYOUT_PLAIN || t->layout != FPK_LAYOUT_PLAIN ||
+                           ubytes == 0 || u->offset + ubytes <= t->offset ||
                            t->offset + bytes <= u->offset,
                        "two tensors overlap");
         }
@@ -177,6 +196,89 @@ int fuzz_shape(const uint8_t *data, size_t size)
     const uint8_t *body = nl + 2;
     size_t blen = size - (size_t)(body - data);
     return open_and_check(write_scratch(2, "in.raw", body, blen), blen, &raw);
+}
+
+int fuzz_torch(const uint8_t *data, size_t size)
+{
+    return open_and_check(write_scratch(3, "in.pt", data, size), size, NULL);
+}
+
+static uint32_t crc32_of(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = c >> 1 ^ (0xedb88320u & -(c & 1));
+    }
+    return ~c;
+}
+
+static size_t put_le(uint8_t *p, uint64_t x, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(x >> (8 * i));
+    return (size_t)n;
+}
+
+/* A stored zip member NAME of DATA at *AT of OUT, its local header
+ * first; its central directory entry into CD at *CDAT. */
+static void zip_member(uint8_t *out, size_t *at, uint8_t *cd, size_t *cdat, const char *name,
+                       const uint8_t *data, size_t size)
+{
+    size_t nlen = strlen(name), local = *at;
+    uint32_t crc = crc32_of(data, size);
+    uint8_t *p = out + *at;
+    p += put_le(p, 0x04034b50, 4), p += put_le(p, 20, 2), p += put_le(p, 0, 2);
+    p += put_le(p, 0, 2), p += put_le(p, 0, 4), p += put_le(p, crc, 4);
+    p += put_le(p, size, 4), p += put_le(p, size, 4), p += put_le(p, nlen, 2);
+    p += put_le(p, 0, 2);
+    memcpy(p, name, nlen), p += nlen;
+    memcpy(p, data, size), p += size;
+    *at = (size_t)(p - out);
+    uint8_t *c = cd + *cdat;
+    c += put_le(c, 0x02014b50, 4), c += put_le(c, 20, 2), c += put_le(c, 20, 2);
+    c += put_le(c, 0, 2), c += put_le(c, 0, 2), c += put_le(c, 0, 4), c += put_le(c, crc, 4);
+    c += put_le(c, size, 4), c += put_le(c, size, 4), c += put_le(c, nlen, 2);
+    c += put_le(c, 0, 2), c += put_le(c, 0, 2), c += put_le(c, 0, 2), c += put_le(c, 0, 2);
+    c += put_le(c, 0, 4), c += put_le(c, local, 4);
+    memcpy(c, name, nlen), c += nlen;
+    *cdat = (size_t)(c - cd);
+}
+
+int fuzz_pickle(const uint8_t *data, size_t size)
+{
+    static const uint8_t storage[64];
+    size_t cap = size + 512;
+    uint8_t *out = malloc(cap), *cd = malloc(512);
+    fuzz_check(out && cd, "out of memory");
+    size_t at = 0, cdat = 0;
+    zip_member(out, &at, cd, &cdat, "archive/data.pkl", data, size);
+    zip_member(out, &at, cd, &cdat, "archive/data/0", storage, sizeof storage);
+    size_t cdstart = at;
+    memcpy(out + at, cd, cdat), at += cdat;
+    uint8_t *p = out + at;
+    p += put_le(p, 0x06054b50, 4), p += put_le(p, 0, 4), p += put_le(p, 2, 2);
+    p += put_le(p, 2, 2), p += put_le(p, cdat, 4), p += put_le(p, cdstart, 4);
+    p += put_le(p, 0, 2);
+    at = (size_t)(p - out);
+    int rc = open_and_check(write_scratch(4, "pickle.pt", out, at), at, NULL);
+    free(out);
+    free(cd);
+    return rc;
+}
+
+int fuzz_index(const uint8_t *data, size_t size)
+{
+    /* the shard the index may name: two tensors, "a" and "b" */
+    static const char shard[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                                "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[8,10]}}";
+    uint8_t file[8 + sizeof shard - 1 + 10] = {0};
+    put_le(file, sizeof shard - 1, 8);
+    memcpy(file + 8, shard, sizeof shard - 1);
+    if (!scratch_files[5][0])
+        write_scratch(5, "shard.safetensors", file, sizeof file);
+    return open_and_check(write_scratch(6, "in.safetensors.index.json", data, size), size, NULL);
 }
 
 /* A copy of DATA as a string (stopping at a NUL byte); free it. */
@@ -292,5 +394,8 @@ const fuzz_target fuzz_targets[] = {
     {"format_lookup", fuzz_format_lookup},
     {"parse", fuzz_parse},
     {"stats_json", fuzz_stats_json},
+    {"torch", fuzz_torch},
+    {"pickle", fuzz_pickle},
+    {"index", fuzz_index},
     {NULL, NULL},
 };

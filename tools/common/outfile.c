@@ -405,6 +405,9 @@ void outfile_discard(const char *tmp)
     outfile_forget(tmp);
 }
 
+/* The flags of every JSON the tools write. */
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))
+
 void outfile_json(const char *path, json_t *j)
 {
     if (!j)
@@ -412,11 +415,68 @@ void outfile_json(const char *path, json_t *j)
     outfile f;
     outfile_open(&f, path);
     errno = 0;
-    if (json_dumpf(j, f.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) != 0 ||
+    if (json_dumpf(j, f.fp, JSON_FLAGS) != 0 ||
         fputc('\n', f.fp) == EOF)
         cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed: %s", path,
                 ferror(f.fp) && errno ? strerror(errno) : "a value JSON cannot encode");
     json_decref(j);
+    outfile_commit(&f);
+}
+
+/* Writes the N bytes at S to O, each line break followed by INDENT spaces. */
+static void put_indented(outfile *o, const char *s, size_t indent)
+{
+    for (const char *nl; (nl = strchr(s, '\n')); s = nl + 1) {
+        fwrite(s, 1, (size_t)(nl + 1 - s), o->fp);
+        fprintf(o->fp, "%*s", (int)indent, "");
+    }
+    fputs(s, o->fp);
+}
+
+void outfile_json_items(const char *path, json_t *root, const char *key, size_t n,
+                        json_t *(*item)(size_t i, void *arg), void *arg)
+{
+    /* ROOT written with a marker where the array goes, which is then
+     * written item by item, each indented as json_dumpf indents it there
+     * (JSON strings hold no raw line break) */
+    static const char marker[] = "\001fpkit items\001";
+    static const char dumped[] = "\"\\u0001fpkit items\\u0001\"";
+    if (!root || json_object_set_new(root, key, json_string(marker)) != 0)
+        cli_die(CLI_EXIT_INTERNAL, "%s: out of memory making the JSON", path);
+    char *text = json_dumps(root, JSON_FLAGS);
+    json_decref(root);
+    char *at = text ? strstr(text, dumped) : NULL;
+    if (!at)
+        cli_die(CLI_EXIT_INTERNAL, "%s: out of memory making the JSON", path);
+    /* the indentation of the line holding KEY */
+    const char *line = at;
+    while (line > text && line[-1] != '\n')
+        line--;
+    size_t indent = strspn(line, " ");
+    outfile f;
+    outfile_open(&f, path);
+    errno = 0;
+    fwrite(text, 1, (size_t)(at - text), f.fp);
+    fputs(n ? "[" : "[]", f.fp);
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = item(i, arg);
+        char *s = j ? json_dumps(j, JSON_FLAGS) : NULL;
+        if (!s)
+            cli_die(CLI_EXIT_INTERNAL, "%s: out of memory making the JSON", path);
+        fprintf(f.fp, "\n%*s", (int)(indent + 2), "");
+        put_indented(&f, s, indent + 2);
+        if (i + 1 < n)
+            fputc(',', f.fp);
+        free(s);
+        json_decref(j);
+    }
+    if (n)
+        fprintf(f.fp, "\n%*s]", (int)indent, "");
+    fputs(at + strlen(dumped), f.fp);
+    free(text);
+    if (fputc('\n', f.fp) == EOF || ferror(f.fp))
+        cli_die(CLI_EXIT_INTERNAL, "%s: writing the JSON failed: %s", path,
+                errno ? strerror(errno) : "I/O error");
     outfile_commit(&f);
 }
 

@@ -174,6 +174,13 @@ static void add_tensors(scan *s, size_t file)
         t->t = *fpk_dump_tensor(d, i);
         t->t.name = cli_strf("%s", t->t.name);
     }
+    for (size_t i = 0; i < fpk_dump_nskipped(d); i++, s->nskipped++) {
+        const fpk_skipped *k = fpk_dump_skipped(d, i);
+        size_t used = strlen(s->skipped);
+        if (used + 1 < sizeof s->skipped)
+            snprintf(s->skipped + used, sizeof s->skipped - used, "%s%s (%s, %s)",
+                     used ? ", " : "", k->name, k->dtype, k->why);
+    }
     fpk_dump_close(d);
 }
 
@@ -196,6 +203,11 @@ void scan_open(scan *s, char *const *paths, int n, const fpk_raw_spec *raw)
     s->steps = cli_xcalloc(s->files.n ? s->files.n : 1, sizeof *s->steps);
     for (size_t i = 0; i < s->files.n; i++)
         add_tensors(s, i);
+    /* (with no tensor to read, scan_none says it in its one line) */
+    if (s->nskipped && s->ntensors)
+        fprintf(stderr, "%s: note: %zu tensor%s not read, not floating point: %.150s%s\n",
+                cli_prog(), s->nskipped, s->nskipped == 1 ? "" : "s", s->skipped,
+                strlen(s->skipped) > 150 ? "..." : "");
 }
 
 void scan_free(scan *s)
@@ -211,6 +223,11 @@ void scan_free(scan *s)
 
 void scan_none(const scan *s, bool has_match)
 {
+    if (!s->ntensors && s->nskipped)
+        cli_die(CLI_EXIT_USAGE,
+                "no tensors found: the paths hold no floating-point tensors, only %zu not read: "
+                "%.150s",
+                s->nskipped, s->skipped);
     if (!s->ntensors || !has_match)
         cli_die(CLI_EXIT_USAGE, "no tensors found: the paths hold no .npy or safetensors tensors");
     cli_die(CLI_EXIT_USAGE, "no tensors to analyse: --match matched none of the %zu found",
@@ -252,25 +269,51 @@ bool scan_failed(const scan_worker *w)
     return atomic_load(&w->pool->fail.failed);
 }
 
+/* Gives up W's use of the dump in SLOT: closed once no worker uses it. */
+static void release_slot(scan_worker *w, int slot)
+{
+    scan_pool *p = w->pool;
+    if (!w->dump[slot])
+        return;
+    pthread_mutex_lock(&p->lock);
+    fpk_dump *d = NULL;
+    size_t f = w->file[slot];
+    if (--p->users[f] == 0) {
+        d = p->dumps[f];
+        p->dumps[f] = NULL;
+    }
+    pthread_mutex_unlock(&p->lock);
+    fpk_dump_close(d);
+    w->dump[slot] = NULL;
+}
+
+/* The dumps are opened once and shared by the workers (a dump is read
+ * only once open, so threads may read it at once): a file of many
+ * tensors is listed in memory once, not once per worker. */
 fpk_dump *scan_dump(scan_worker *w, const scan_tensor *t)
 {
-    const scan *s = w->pool->s;
+    scan_pool *p = w->pool;
+    const scan *s = p->s;
     int slot = -1;
     for (int k = 0; k < 2 && slot < 0; k++)
         if (w->dump[k] && w->file[k] == t->file)
             slot = k;
     if (slot < 0) {
         slot = !w->last;
-        if (w->dump[slot])
-            fpk_dump_close(w->dump[slot]);
-        w->dump[slot] = NULL;
+        release_slot(w, slot);
+        pthread_mutex_lock(&p->lock);
         fpk_error err;
-        if (fpk_dump_open(s->files.v[t->file], s->raw, &w->dump[slot], &err) != FPK_OK) {
-            w->dump[slot] = NULL;
+        if (!p->dumps[t->file] &&
+            fpk_dump_open(s->files.v[t->file], s->raw, &p->dumps[t->file], &err) != FPK_OK) {
+            p->dumps[t->file] = NULL;
+            pthread_mutex_unlock(&p->lock);
             scan_fail_error(w, &err);
             return NULL;
         }
+        p->users[t->file]++;
+        w->dump[slot] = p->dumps[t->file];
         w->file[slot] = t->file;
+        pthread_mutex_unlock(&p->lock);
     }
     w->last = slot;
     fpk_dump *d = w->dump[slot];
@@ -337,8 +380,7 @@ static void *worker(void *arg)
             break;
     }
     for (int k = 0; k < 2; k++)
-        if (w.dump[k])
-            fpk_dump_close(w.dump[k]);
+        release_slot(&w, k);
     free(w.scratch);
     return NULL;
 }
@@ -349,6 +391,9 @@ void scan_run(scan_pool *p)
     atomic_store(&p->done, 0);
     atomic_store(&p->fail.failed, false);
     pthread_mutex_init(&p->lock, NULL);
+    size_t nfiles = p->s->files.n ? p->s->files.n : 1;
+    p->dumps = cli_xcalloc(nfiles, sizeof *p->dumps);
+    p->users = cli_xcalloc(nfiles, sizeof *p->users);
     clock_gettime(CLOCK_MONOTONIC, &p->last);
     size_t jobs = 0; /* this process's: under MPI, its rank's */
     for (size_t j = 0; j < p->njobs; j++)
@@ -373,6 +418,10 @@ void scan_run(scan_pool *p)
         fflush(stderr);
     }
     pthread_mutex_destroy(&p->lock);
+    free(p->dumps);
+    free(p->users);
+    p->dumps = NULL;
+    p->users = NULL;
     cli_failure_check(&p->fail);
 }
 

@@ -41,6 +41,8 @@ typedef struct scan {
     const fpk_raw_spec *raw; /* how to read raw files; NULL: by their contents */
     scan_tensor *tensors;    /* every tensor of every file, in order */
     size_t ntensors;
+    size_t nskipped;         /* tensors listed but not read (integers ...) */
+    char skipped[200];       /* the first of them, for the note */
 } scan;
 
 /* S := the dump files under PATHS[0..N-1] (fpk_dump_walk), each protected
@@ -92,6 +94,9 @@ typedef struct scan_pool {
     uint64_t todo;       /* elements the run reads, for the progress line */
     /* the run's own state */
     int inner;
+    fpk_dump **dumps;     /* each file's, open while a worker uses it, shared
+                             by the workers (guarded by lock) */
+    unsigned *users;      /* the workers using each */
     pthread_mutex_t lock; /* guards next and the progress line; the jobs may use it */
     size_t next;
     cli_failure fail;

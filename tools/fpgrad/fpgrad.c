@@ -160,7 +160,7 @@ static void write_outputs(const opts *o)
 {
     const grad_run *run = &o->run;
     if (o->c.json) {
-        outfile_json(o->c.json, grad_json(run));
+        grad_json_write(run, o->c.json);
     }
     if (o->c.csv) {
         outfile f;

@@ -106,7 +106,7 @@ void grad_row_add(grad_row *into, const grad_row *from, int nf)
         into->err[j].x2 += from->err[j].x2;
         into->err[j].e2 += from->err[j].e2;
         grad_add_counts(&into->loss.fmt[j], &from->loss.fmt[j]);
-        grad_add_counts(&into->fp8[j].fmt[j], &from->fp8[j].fmt[j]);
+        grad_add_counts(&into->fp8[j].fmt, &from->fp8[j].fmt);
     }
 }
 

@@ -20,6 +20,13 @@ typedef struct grad_scaled {
     fpk_format_counts fmt[FPK_STATS_MAX_FORMATS];
 } grad_scaled;
 
+/* What rounding at a format's own FP8 scale did to it. */
+typedef struct grad_fp8 {
+    bool has_scale;
+    double value;
+    fpk_format_counts fmt; /* its own format's counts alone */
+} grad_fp8;
+
 /* Quantisation error sums of one format at the run's scale, over the
  * nonzero finite elements whose result is finite (an overflow to infinity
  * or NaN counts as overflow instead): SQNR = 10 log10(x2 / e2) dB. */
@@ -54,7 +61,7 @@ typedef struct grad_row {
     grad_scaled loss;
     bool has_max_loss;
     int max_loss_log2;
-    grad_scaled fp8[FPK_STATS_MAX_FORMATS];
+    grad_fp8 fp8[FPK_STATS_MAX_FORMATS];
 } grad_row;
 
 typedef struct grad_run {
@@ -176,12 +183,25 @@ size_t grad_quant_next(const grad_quant *q, size_t max);
  * adds m to bucket[p]: one addition per term, exact for 2^75 terms. */
 #define GRAD_SUM_BUCKETS 2046
 typedef struct grad_sum {
+    /* the buckets in use, lo .. hi - 1 (none: hi <= lo), kept so that a
+     * tensor's sums are merged, valued and cleared in a few buckets, not
+     * 2046; as GRAD_SUM_BUCKETS - lo, so that zeroed memory is empty */
+    uint32_t lo_from_top, hi;
+    uint64_t pad;
     unsigned __int128 bucket[GRAD_SUM_BUCKETS];
 } grad_sum;
 typedef struct grad_sums {
     grad_sum x2, e2; /* as in grad_err */
 } grad_sums;
 void grad_sums_merge(grad_sums *into, const grad_sums *from);
+/* Every bucket of S counted as in use (after its buckets were written
+ * directly: read from a file, summed by MPI). */
+void grad_sums_widen(grad_sums *s);
+/* S := empty, clearing only the buckets in use. */
+void grad_sums_clear(grad_sums *s);
+/* The N sums at S as bytes, buckets only: the partial files' layout. */
+void grad_sums_put(cli_buf *b, const grad_sums *s, int n);
+void grad_sums_get(cli_buf *b, grad_sums *s, int n);
 /* Each sum rounded to the nearest double. */
 grad_err grad_sums_value(const grad_sums *s);
 /* Adds the next N elements, as grad_quant_next sized them, to the MX
@@ -210,8 +230,9 @@ const fpk_format_counts *grad_counts(const grad_run *run, const grad_row *r, int
  * (malloc'd, nrows); *NLOST := how many lose any. */
 size_t *grad_worst_order(const grad_run *run, size_t *nlost);
 
-/* grad_json.c: the report as JSON (fpgrad(1) documents the schema). */
-json_t *grad_json(const grad_run *run);
+/* grad_json.c: the report as JSON (fpgrad(1) documents the schema),
+ * written to PATH a tensor at a time (outfile_json_items). */
+void grad_json_write(const grad_run *run, const char *path);
 
 /* grad_csv.c: one line per tensor and one for the total. */
 void grad_csv(const grad_run *run, FILE *out);

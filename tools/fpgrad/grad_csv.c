@@ -100,7 +100,7 @@ static void row(FILE *out, const grad_run *run, const grad_row *r, const char *k
         for (int j = 0; j < run->nformats; j++)
             if (grad_has_amax_scale(run->formats[j])) {
                 real_field(out, r->name && r->fp8[j].has_scale, r->fp8[j].value);
-                counts(out, &r->fp8[j].fmt[j], r);
+                counts(out, &r->fp8[j].fmt, r);
             }
     }
     fputc('\n', out);

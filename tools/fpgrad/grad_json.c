@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "grad.h"
+#include "outfile.h"
 
 /* N/D, or null when D is 0. */
 static json_t *frac(uint64_t n, uint64_t d)
@@ -73,7 +74,7 @@ static json_t *auto_json(const grad_run *run, const grad_row *r)
         json_t *f = json_object();
         if (r->name)
             json_object_set_new(f, "scale", scale_json(r->fp8[j].has_scale, r->fp8[j].value));
-        put_counts(f, &r->fp8[j].fmt[j], grad_nonzero(r), r->count);
+        put_counts(f, &r->fp8[j].fmt, grad_nonzero(r), r->count);
         json_object_set_new(fp8, run->formats[j]->name, f);
     }
     json_object_set_new(a, "at_loss_scale", loss);
@@ -149,12 +150,18 @@ static json_t *run_auto_json(const grad_run *run)
     return a;
 }
 
-json_t *grad_json(const grad_run *run)
+static json_t *tensor_item(size_t i, void *arg)
+{
+    const grad_run *run = arg;
+    return row_json(run, &run->rows[i], false);
+}
+
+void grad_json_write(const grad_run *run, const char *path)
 {
     const char *v = fpk_version();
     if (strncmp(v, "fpkit ", 6) == 0)
         v += 6;
-    json_t *root = json_object(), *formats = json_array(), *tensors = json_array();
+    json_t *root = json_object(), *formats = json_array();
     json_t *steps = json_array();
     for (int j = 0; j < run->nformats; j++)
         json_array_append_new(formats, json_string(run->formats[j]->name));
@@ -164,12 +171,10 @@ json_t *grad_json(const grad_run *run)
     json_object_set_new(root, "scale", json_real(run->scale));
     json_object_set_new(root, "auto", run_auto_json(run));
     json_object_set_new(root, "formats", formats);
-    for (size_t i = 0; i < run->nrows; i++)
-        json_array_append_new(tensors, row_json(run, &run->rows[i], false));
-    json_object_set_new(root, "tensors", tensors);
+    json_object_set_new(root, "tensors", json_null()); /* written one by one */
     for (size_t k = 0; k < run->nsteps; k++)
         json_array_append_new(steps, row_json(run, &run->steps[k], true));
     json_object_set_new(root, "steps", steps);
     json_object_set_new(root, "total", row_json(run, &run->total, false));
-    return root;
+    outfile_json_items(path, root, "tensors", run->nrows, tensor_item, (void *)run);
 }

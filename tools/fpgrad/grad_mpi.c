@@ -32,10 +32,14 @@ void grad_mpi_sum_errors(grad_sums *err, int nf)
     mpi_job_check(MPI_Type_contiguous(16, MPI_BYTE, &bucket), "making a datatype");
     mpi_job_check(MPI_Type_commit(&bucket), "making a datatype");
     mpi_job_check(MPI_Op_create(add_buckets, 1, &add), "making an operation");
-    /* The sums of NF formats lie one after another, bucket after bucket. */
+    /* The sums of NF formats lie one after another, 16 bytes at a time:
+     * the buckets, and each sum's range of buckets in use, which the sum
+     * makes meaningless and grad_sums_widen replaces. */
     size_t buckets = (size_t)nf * sizeof *err / 16;
     mpi_job_check(MPI_Allreduce(MPI_IN_PLACE, err, (int)buckets, bucket, add, MPI_COMM_WORLD),
                   "summing the errors");
+    for (int j = 0; j < nf; j++)
+        grad_sums_widen(&err[j]);
     MPI_Op_free(&add);
     MPI_Type_free(&bucket);
 }

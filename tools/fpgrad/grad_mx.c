@@ -107,6 +107,22 @@ size_t grad_quant_next(const grad_quant *q, size_t max)
     return (size_t)(n < q->left ? n : q->left);
 }
 
+/* The bucket in use lowest in S, and one past the highest. */
+static unsigned sum_lo(const grad_sum *s)
+{
+    return GRAD_SUM_BUCKETS - s->lo_from_top;
+}
+
+/* S's buckets in use now include P, unless M (the term added there) is
+ * zero: zeros, which land in bucket 0, would widen the range to it. */
+static inline void sum_touch(grad_sum *s, unsigned p, uint64_t m)
+{
+    uint32_t nonzero = -(uint32_t)(m != 0);
+    uint32_t top = (GRAD_SUM_BUCKETS - p) & nonzero, hi = (p + 1) & nonzero;
+    s->lo_from_top = top > s->lo_from_top ? top : s->lo_from_top;
+    s->hi = hi > s->hi ? hi : s->hi;
+}
+
 /* S += V, V a nonnegative finite double; without branches, since the
  * terms of gradients come in no predictable order. */
 static inline void sum_add(grad_sum *s, double v)
@@ -117,6 +133,7 @@ static inline void sum_add(grad_sum *s, double v)
     /* a normal's hidden bit, and the place of 2^(e - 1075) */
     uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (uint64_t)normal << 52;
     s->bucket[e - normal] += m;
+    sum_touch(s, e - normal, m);
 }
 
 /* S -= V, V added to S before or after: the buckets wrap modulo 2^128
@@ -128,13 +145,59 @@ static void sum_sub(grad_sum *s, double v)
     unsigned e = (unsigned)(bits >> 52), normal = e != 0;
     uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (uint64_t)normal << 52;
     s->bucket[e - normal] -= m;
+    sum_touch(s, e - normal, m);
+}
+
+static void sum_merge(grad_sum *into, const grad_sum *from)
+{
+    for (unsigned p = sum_lo(from); p < from->hi; p++)
+        into->bucket[p] += from->bucket[p];
+    if (from->hi > sum_lo(from)) {
+        sum_touch(into, sum_lo(from), 1);
+        sum_touch(into, from->hi - 1, 1);
+    }
 }
 
 void grad_sums_merge(grad_sums *into, const grad_sums *from)
 {
-    for (int p = 0; p < GRAD_SUM_BUCKETS; p++) {
-        into->x2.bucket[p] += from->x2.bucket[p];
-        into->e2.bucket[p] += from->e2.bucket[p];
+    sum_merge(&into->x2, &from->x2);
+    sum_merge(&into->e2, &from->e2);
+}
+
+void grad_sums_widen(grad_sums *s)
+{
+    s->x2.lo_from_top = s->e2.lo_from_top = GRAD_SUM_BUCKETS;
+    s->x2.hi = s->e2.hi = GRAD_SUM_BUCKETS;
+}
+
+static void sum_clear(grad_sum *s)
+{
+    unsigned lo = sum_lo(s);
+    if (s->hi > lo)
+        memset(&s->bucket[lo], 0, (s->hi - lo) * sizeof s->bucket[0]);
+    s->lo_from_top = s->hi = 0;
+}
+
+void grad_sums_clear(grad_sums *s)
+{
+    sum_clear(&s->x2);
+    sum_clear(&s->e2);
+}
+
+void grad_sums_put(cli_buf *b, const grad_sums *s, int n)
+{
+    for (int j = 0; j < n; j++) {
+        cli_buf_put(b, s[j].x2.bucket, sizeof s[j].x2.bucket);
+        cli_buf_put(b, s[j].e2.bucket, sizeof s[j].e2.bucket);
+    }
+}
+
+void grad_sums_get(cli_buf *b, grad_sums *s, int n)
+{
+    for (int j = 0; j < n; j++) {
+        cli_buf_get(b, s[j].x2.bucket, sizeof s[j].x2.bucket);
+        cli_buf_get(b, s[j].e2.bucket, sizeof s[j].e2.bucket);
+        grad_sums_widen(&s[j]);
     }
 }
 
@@ -146,10 +209,10 @@ static double sum_value(const grad_sum *s)
      * the additions are exact. */
     mpfr_inits2(GRAD_SUM_BUCKETS + 128 + 64, v, t, (mpfr_ptr)0);
     mpfr_set_zero(v, 1);
-    for (int p = 0; p < GRAD_SUM_BUCKETS; p++) {
+    for (unsigned p = sum_lo(s); p < s->hi; p++) {
         unsigned __int128 b = s->bucket[p];
         for (int half = 0; b && half < 2; half++, b >>= 64) {
-            mpfr_set_ui_2exp(t, (unsigned long)(uint64_t)b, p - 1074 + 64 * half, MPFR_RNDN);
+            mpfr_set_ui_2exp(t, (unsigned long)(uint64_t)b, (long)p - 1074 + 64 * half, MPFR_RNDN);
             mpfr_add(v, v, t, MPFR_RNDN);
         }
     }
@@ -369,8 +432,7 @@ static void add_f64(grad_quant *q, const double *x, float *x32, size_t n, float 
             for (size_t i = 0; i < m; i++)
                 add_error(&e[j], x[idx[i]], scaled_result(q, f, x[idx[i]], idx[i]));
         }
-        for (int p = 0; p < GRAD_SUM_BUCKETS; p++)
-            e[j].x2.bucket[p] += x2->bucket[p];
+        sum_merge(&e[j].x2, x2);
     }
     free(x2);
     free(idx);

@@ -55,6 +55,22 @@ static void get_scaled(cli_buf *b, grad_scaled *s, int nf)
     cli_buf_get(b, s->fmt, (size_t)nf * sizeof *s->fmt);
 }
 
+/* An FP8 scale's counts, in the layout of a grad_scaled's (the other
+ * formats' counts zero). */
+static void put_fp8(cli_buf *b, const grad_fp8 *s, int j, int nf)
+{
+    grad_scaled all = {.has_scale = s->has_scale, .value = s->value};
+    all.fmt[j] = s->fmt;
+    put_scaled(b, &all, nf);
+}
+
+static void get_fp8(cli_buf *b, grad_fp8 *s, int j, int nf)
+{
+    grad_scaled all;
+    get_scaled(b, &all, nf);
+    *s = (grad_fp8){.has_scale = all.has_scale, .value = all.value, .fmt = all.fmt[j]};
+}
+
 void grad_row_put(cli_buf *b, const grad_row *r, int nf)
 {
     int32_t hist_min = r->hist_min;
@@ -73,7 +89,7 @@ void grad_row_put(cli_buf *b, const grad_row *r, int nf)
     cli_buf_put(b, &has_max, sizeof has_max);
     cli_buf_put(b, &max_log2, sizeof max_log2);
     for (int j = 0; j < nf; j++)
-        put_scaled(b, &r->fp8[j], nf);
+        put_fp8(b, &r->fp8[j], j, nf);
 }
 
 void grad_row_get(cli_buf *b, grad_row *r, int nf)
@@ -105,7 +121,7 @@ void grad_row_get(cli_buf *b, grad_row *r, int nf)
     r->has_max_loss = has_max;
     r->max_loss_log2 = max_log2;
     for (int j = 0; j < nf; j++)
-        get_scaled(b, &r->fp8[j], nf);
+        get_fp8(b, &r->fp8[j], j, nf);
     /* What every row satisfies: the counts add up, the errors are sums of
      * squares. */
     uint64_t in_hist = 0;
@@ -173,7 +189,7 @@ void grad_part_write(const char *path, const grad_run *run, const grad_sums *err
         cli_buf_put(&b, &r->scale, sizeof r->scale);
         grad_row_put(&b, r, nf);
     }
-    cli_buf_put(&b, err, (size_t)nf * sizeof *err);
+    grad_sums_put(&b, err, nf);
     uint64_t h = cli_buf_hash(&b);
     cli_buf_put(&b, &h, sizeof h);
     outfile f;
@@ -333,7 +349,7 @@ static struct merging {
 static void add_sums(cli_buf *b, const grad_run *run, struct merging *m)
 {
     int nf = run->nformats;
-    cli_buf_get(b, m->part, (size_t)nf * sizeof *m->part);
+    grad_sums_get(b, m->part, nf);
     for (int j = 0; j < nf; j++)
         grad_sums_merge(&m->sums[j], &m->part[j]);
     if (b->at != b->len)

@@ -149,7 +149,7 @@ void grad_report(const grad_run *run, const char *dir, const grad_plot_opts *plo
     outdir d;
     outdir_open(&d, dir);
     char *path = outdir_file(&d, grad_report_files[REPORT_JSON]);
-    outfile_json(path, grad_json(run));
+    grad_json_write(run, path);
     free(path);
     path = outdir_file(&d, grad_report_files[REPORT_CSV]);
     outfile f;

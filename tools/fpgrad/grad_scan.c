@@ -60,7 +60,9 @@ static void stats_at(fpk_stats *s, const fpk_format *const *formats, int n, doub
     fpk_stats_init(s, formats, n, scale, &c);
 }
 
-static void parts_new(tensor_read *tr, const grad_run *run, const grad_row *r)
+/* TR's parts, their error sums SUMS (TR->nt times RUN's formats, empty,
+ * the worker's: parts_free leaves them empty again). */
+static void parts_new(tensor_read *tr, const grad_run *run, const grad_row *r, grad_sums *sums)
 {
     uint64_t count = tr->t->t.count;
     size_t piece = count < PIECE ? (size_t)(count ? count : 1) : PIECE;
@@ -69,18 +71,20 @@ static void parts_new(tensor_read *tr, const grad_run *run, const grad_row *r)
         part *p = &tr->parts[k];
         grad_quant_init(&p->q, run, &tr->t->t);
         p->q.sr_base = r->sr_base;
-        p->sums = cli_xcalloc(FPK_STATS_MAX_FORMATS, sizeof *p->sums);
+        p->sums = sums + (size_t)k * (size_t)run->nformats;
         p->x = cli_xcalloc(piece, sizeof *p->x);
         p->x32 = cli_xcalloc_pages(piece, sizeof *p->x32);
         p->y = cli_xcalloc(piece, sizeof *p->y);
     }
 }
 
-static void parts_free(tensor_read *tr)
+static void parts_free(tensor_read *tr, int nformats)
 {
-    for (int k = 0; tr->parts && k < tr->nt; k++)
-        free(tr->parts[k].sums), free(tr->parts[k].x), free(tr->parts[k].x32),
-            free(tr->parts[k].y);
+    for (int k = 0; tr->parts && k < tr->nt; k++) {
+        for (int j = 0; j < nformats; j++)
+            grad_sums_clear(&tr->parts[k].sums[j]);
+        free(tr->parts[k].x), free(tr->parts[k].x32), free(tr->parts[k].y);
+    }
     free(tr->parts);
 }
 
@@ -197,7 +201,7 @@ static void parts_finish(scan_worker *w, pass *p, size_t i, const tensor_read *t
  * SQNR, the MX formats' counts) if the run has them: a float32 tensor is
  * viewed once for both, another tensor read once for each (threads share
  * the reads). */
-static bool pass1(scan_worker *w, pass *p, size_t i, fpk_stats *st)
+static bool pass1(scan_worker *w, pass *p, size_t i, fpk_stats *st, grad_sums *sums)
 {
     grad_run *run = p->run;
     grad_row *r = &run->rows[i];
@@ -209,7 +213,7 @@ static bool pass1(scan_worker *w, pass *p, size_t i, fpk_stats *st)
                       .errors = grad_second_read(run)};
     bool once = tr.t->t.dtype == FPK_DTYPE_F32;
     if (tr.errors || once)
-        parts_new(&tr, run, r);
+        parts_new(&tr, run, r, sums);
     bool ok = once ? read_once(w, &tr, &st[0]) : scan_add_stats(w, tr.t, st, 1);
     if (ok)
         grad_row_set_stats(r, &st[0]);
@@ -217,7 +221,7 @@ static bool pass1(scan_worker *w, pass *p, size_t i, fpk_stats *st)
         ok = scan_share(w, tr.t, tr.nt, PIECE, SCAN_AS_DOUBLE, piece_next, reread_chunk, &tr);
     if (ok && tr.errors)
         parts_finish(w, p, i, &tr);
-    parts_free(&tr);
+    parts_free(&tr, run->nformats);
     return ok;
 }
 
@@ -267,14 +271,20 @@ static bool pass2(scan_worker *w, pass *p, size_t i, fpk_stats *st)
                 r->loss.fmt[j] = st[loss_at].fmt[j];
     for (int j = 0; j < run->nformats; j++)
         if (fp8_at[j] >= 0)
-            r->fp8[j].fmt[j] = st[fp8_at[j]].fmt[0];
+            r->fp8[j].fmt = st[fp8_at[j]].fmt[0];
     return true;
 }
 
+/* Pass 1 with the worker's statistics and error sums, kept from one
+ * tensor to the next (zeroing 64 KB of sums per format for each tensor
+ * would cost more than a small tensor's reading). */
 static bool pass1_job(scan_worker *w, size_t i, void *arg)
 {
-    fpk_stats *st = scan_scratch(w, sizeof(fpk_stats));
-    return pass1(w, arg, i, st);
+    const pass *p = arg;
+    size_t nsums = (size_t)scan_inner(w) * (size_t)p->run->nformats;
+    char *scratch = scan_scratch(w, nsums * sizeof(grad_sums) + sizeof(fpk_stats));
+    return pass1(w, arg, i, (fpk_stats *)(scratch + nsums * sizeof(grad_sums)),
+                 (grad_sums *)scratch);
 }
 
 static bool pass2_job(scan_worker *w, size_t i, void *arg)

@@ -18,7 +18,7 @@ const fpk_format_counts *grad_counts(const grad_run *run, const grad_row *r, int
     if (!run->autoscale)
         return &r->fmt[j];
     if (grad_has_amax_scale(run->formats[j]))
-        return &r->fp8[j].fmt[j];
+        return &r->fp8[j].fmt;
     return &r->loss.fmt[j];
 }
 

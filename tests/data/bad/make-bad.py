@@ -18,8 +18,88 @@ checks that they are what this script writes.
 import json
 import os
 import struct
+import zipfile
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def zip_bytes(members, method=zipfile.ZIP_STORED):
+    """A zip archive of MEMBERS [(name, bytes)], stored, dated 1980: the
+    same bytes on every run."""
+    import io
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = method if name.endswith("data.pkl") else zipfile.ZIP_STORED
+            z.writestr(info, data)
+    return buf.getvalue()
+
+
+def pk_str(s):
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def pk_int(i):
+    if 0 <= i < 256:
+        return b"K" + bytes([i])
+    if -2 ** 31 <= i < 2 ** 31:
+        return b"J" + struct.pack("<i", i)
+    n = (i.bit_length() + 8) // 8
+    return b"\x8a" + bytes([n]) + i.to_bytes(n, "little", signed=True)
+
+
+def pk_tuple(items):
+    return b"(" + b"".join(items) + b"t"
+
+
+def pk_tensor(key="0", numel=3, offset=0, size=(3,), stride=(1,), storage="FloatStorage"):
+    """A call of _rebuild_tensor_v2 on storage KEY, as torch.save pickles it."""
+    pid = pk_tuple([pk_str("storage"), b"ctorch\n" + storage.encode() + b"\n", pk_str(key),
+                    pk_str("cpu"), pk_int(numel)])
+    return (b"ctorch._utils\n_rebuild_tensor_v2\n" +
+            pk_tuple([pid + b"Q", pk_int(offset), pk_tuple([pk_int(x) for x in size]),
+                      pk_tuple([pk_int(x) for x in stride]), b"\x89",
+                      b"ccollections\nOrderedDict\n)R"]) + b"R")
+
+
+def pk_state(body):
+    """A pickle of the dict {"w": BODY}."""
+    return b"\x80\x02}(" + pk_str("w") + body + b"u."
+
+
+def torch_file(pickle, storages=(("0", b"\x00" * 12),), more=()):
+    return zip_bytes([("archive/data.pkl", pickle)] +
+                     [("archive/data/" + k, v) for k, v in storages] + list(more))
+
+
+GOOD_PT_PICKLE = pk_state(pk_tensor())
+GOOD_PT = torch_file(GOOD_PT_PICKLE)
+LEGACY_MAGIC = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
+
+
+def patch_zip(data, name, **fields):
+    """DATA with the local and central headers of member NAME changed:
+    flags, method, size (uncompressed)."""
+    out = bytearray(data)
+    b = name.encode()
+    at = 0
+    while True:
+        at = out.find(b, at)
+        if at < 0:
+            return bytes(out)
+        for sig, base, fl, me, us in ((b"PK\x03\x04", at - 30, 6, 8, 22),
+                                      (b"PK\x01\x02", at - 46, 8, 10, 24)):
+            if base >= 0 and out[base:base + 4] == sig:
+                if "flags" in fields:
+                    out[base + fl:base + fl + 2] = struct.pack("<H", fields["flags"])
+                if "method" in fields:
+                    out[base + me:base + me + 2] = struct.pack("<H", fields["method"])
+                if "size" in fields:
+                    out[base + us:base + us + 4] = struct.pack("<I", fields["size"])
+        at += len(b)
 
 
 def npy_header(text, version=1):
@@ -169,8 +249,8 @@ def corpus():
     # The tensors' fields.
     yield ("st-dtype-missing.safetensors", "-", 'tensor "a" has no string "dtype"'), \
         st([("a", {"shape": [3], "data_offsets": [0, 12]})], F32x3)
-    yield ("st-dtype-int.safetensors", "-", 'tensor "a" has dtype "I32"; only'), \
-        st([("a", "I32", [3], [0, 12])], F32x3)
+    yield ("st-dtype-unknown.safetensors", "-", 'tensor "a" has dtype "F6_E2M3", which'), \
+        st([("a", "F6_E2M3", [3], [0, 12])], F32x3)
     yield ("st-field-unknown.safetensors", "-", 'has the unknown field "strides"'), \
         st([("a", {"dtype": "F32", "shape": [3], "data_offsets": [0, 12], "strides": [4]})],
            F32x3)
@@ -197,10 +277,100 @@ def corpus():
     # Neither kind, and raw files that do not fit their options.
     yield ("unknown-kind.bin", "-", "neither a .npy file"), b"\x7fELF not a dump at all\n"
     # what people give instead of a dump, named for what it is
-    yield ("torch-zip.pt", "-", "a zip file, as torch.save writes"), b"PK\x03\x04 a zip\n"
-    yield ("torch-legacy.pt", "-", "a pickle"), b"\x80\x02 a pickle\n"
-    yield ("model.safetensors.index.json", "-", "the index of a sharded safetensors model"), \
-        b'{"metadata": {}, "weight_map": {}}\n'
+    yield ("torch-legacy.pt", "-", "a torch.save file of the legacy format"), \
+        LEGACY_MAGIC + b" and more pickles"
+    yield ("pickle.pkl", "-", "a bare pickle, not a torch.save file"), b"\x80\x02 a pickle\n"
+    # torch.save's zip archives
+    yield ("zip-garbage.pt", "-", "not a valid zip archive"), b"PK\x03\x04 a zip\n"
+    cut = GOOD_PT[:-10]
+    yield ("zip-cut-central-directory.pt", "-", "not a valid zip archive"), cut
+    eocd = GOOD_PT.rfind(b"PK\x05\x06")
+    yield ("zip-bad-central-directory.pt", "-", "not a valid zip archive"), \
+        GOOD_PT[:eocd + 16] + struct.pack("<I", 7) + GOOD_PT[eocd + 20:]
+    yield ("zip-encrypted.pt", "-", 'zip member "archive/data.pkl" is encrypted'), \
+        patch_zip(GOOD_PT, "archive/data.pkl", flags=1)
+    yield ("zip-unknown-method.pt", "-", "is compressed with method 77"), \
+        patch_zip(GOOD_PT, "archive/data.pkl", method=77)
+    bomb = zip_bytes([("archive/data.pkl", GOOD_PT_PICKLE + b"\x00" * (1 << 20)),
+                      ("archive/data/0", b"\x00" * 12)], zipfile.ZIP_DEFLATED)
+    yield ("zip-bomb.pt", "-", "inflates past its declared 137 bytes"), \
+        patch_zip(bomb, "archive/data.pkl", size=len(GOOD_PT_PICKLE))
+    yield ("zip-no-data-pkl.pt", "-", "a zip file without ARCHIVE/data.pkl"), \
+        zip_bytes([("archive/version", b"3\n")])
+    yield ("zip-torchscript.pt", "-", "a TorchScript archive"), \
+        zip_bytes([("m/constants.pkl", b"\x80\x02)."), ("m/code/m.py", b"")])
+    yield ("zip-compressed-storage.pt", "-", "torch.save stores tensor data uncompressed"), \
+        patch_zip(GOOD_PT, "archive/data/0", method=8)
+    yield ("zip-byteorder.pt", "-", 'byteorder "middle" is neither'), \
+        torch_file(GOOD_PT_PICKLE, more=[("archive/byteorder", b"middle")])
+    # the pickle: only what torch.save writes, within limits
+    yield ("pk-global-unknown.pt", "-", "the global os.system is not one torch.save writes"), \
+        torch_file(b"\x80\x02cos\nsystem\n" + pk_tuple([pk_str("echo")]) + b"R.")
+    yield ("pk-opcode-inst.pt", "-", "opcode 'i' is not one torch.save writes"), \
+        torch_file(b"\x80\x02(ios\nsystem\n.")
+    yield ("pk-protocol-1.pt", "-", "pickle protocol 0 or 1"), torch_file(b"\x80\x01N.")
+    yield ("pk-marks-deep.pt", "-", "MARKs nested deeper than the limit"), \
+        torch_file(b"\x80\x02" + b"(" * 1000 + b"N.")
+    nest = b"}" + b"\x85" * 5000
+    yield ("pk-nested-deep.pt", "-", "nested more than 200 deep"), \
+        torch_file(b"\x80\x02" + nest + b".")
+    laughs = b"\x80\x02]q\x000" + b"".join(
+        b"(h" + bytes([i]) + b"h" + bytes([i]) + b"lq" + bytes([i + 1]) + b"0"
+        for i in range(40)) + b"h\x28."
+    yield ("pk-shared-bomb.pt", "-", "shared more often than a torch.save file"), \
+        torch_file(laughs)
+    yield ("pk-no-stop.pt", "-", "the pickle ends without STOP"), torch_file(b"\x80\x02N")
+    yield ("pk-string-past-end.pt", "-", "a string runs past the end of the pickle"), \
+        torch_file(b"\x80\x02X\xff\x00\x00\x00abc.")
+    yield ("pk-memo-missing.pt", "-", "GET of memo 5, never put"), torch_file(b"\x80\x02h\x05.")
+    yield ("pk-long-too-big.pt", "-", "an integer of more than 64 bits"), \
+        torch_file(b"\x80\x02\x8a\x09" + b"\x01" * 9 + b".")
+    yield ("pk-stack-empty.pt", "-", "STOP leaves nothing on the stack"), torch_file(b"\x80\x02.")
+    yield ("pk-reduce-not-global.pt", "-", "REDUCE of something that is not a global"), \
+        torch_file(b"\x80\x02N)R.")
+    yield ("pk-storage-past-end.pt", "-", "its elements reach element 9 of a storage of 3"), \
+        torch_file(pk_state(pk_tensor(size=(10,))))
+    yield ("pk-stride-negative.pt", "-", "its stride is not a tuple of non-negative integers"), \
+        torch_file(pk_state(pk_tensor(stride=(-1,))))
+    yield ("pk-size-overflows.pt", "-", "its size's product exceeds 2^64"), \
+        torch_file(pk_state(pk_tensor(size=(2 ** 40, 2 ** 40), stride=(1, 1))))
+    yield ("pk-stride-overflows.pt", "-", "its size and stride overflow 64 bits"), \
+        torch_file(pk_state(pk_tensor(size=(5,), stride=(2 ** 62,))))
+    yield ("pk-storage-missing.pt", "-", 'has no member data/9 in the archive'), \
+        torch_file(pk_state(pk_tensor(key="9")))
+    yield ("pk-storage-larger.pt", "-", "is larger than its member's 12 bytes"), \
+        torch_file(pk_state(pk_tensor(numel=1000)))
+    # sharded models' indexes (in folders of their own, beside their shards)
+    one = st([("a", "F32", [3], [0, 12])], F32x3)
+    two = st([("b", "F32", [3], [0, 12])], F32x3)
+    def index(weight_map):
+        return json.dumps({"metadata": {}, "weight_map": weight_map}).encode()
+    yield ("idx-missing/model.safetensors.index.json", "-", "gone.safetensors: cannot open"), \
+        index({"a": "gone.safetensors"})
+    yield ("idx-twice/s1.safetensors", None, None), one
+    yield ("idx-twice/s2.safetensors", None, None), one
+    yield ("idx-twice/model.safetensors.index.json", "-", 'tensor "a" is in two shards'), \
+        index({"a": "s1.safetensors", "b": "s2.safetensors"})
+    yield ("idx-leaves/model.safetensors.index.json", "-", "leaves the index's directory"), \
+        index({"a": "../st-tensors-overlap.safetensors"})
+    yield ("idx-absolute/model.safetensors.index.json", "-", "leaves the index's directory"), \
+        index({"a": "/etc/passwd"})
+    yield ("idx-elsewhere/s1.safetensors", None, None), one
+    yield ("idx-elsewhere/s2.safetensors", None, None), two
+    yield ("idx-elsewhere/model.safetensors.index.json", "-", "which does not hold it"), \
+        index({"a": "s2.safetensors", "b": "s1.safetensors"})
+    yield ("idx-unlisted/s1.safetensors", None, None), \
+        st([("a", "F32", [3], [0, 12]), ("c", "F32", [0], [12, 12])], F32x3)
+    yield ("idx-unlisted/s2.safetensors", None, None), two
+    yield ("idx-unlisted/model.safetensors.index.json", "-", "which the index does not list"), \
+        index({"a": "s1.safetensors", "b": "s2.safetensors"})
+    yield ("idx-no-map.safetensors.index.json", "-", 'the index has no "weight_map" object'), \
+        b'{"metadata": {}}'
+    yield ("idx-not-json.safetensors.index.json", "-", "JSON at byte"), b'{"weight_map": '
+    yield ("idx-not-a-name.safetensors.index.json", "-", "maps to something not a file name"), \
+        b'{"weight_map": {"a": 5}}'
+    yield ("st-f4-odd.safetensors", "-", "an odd number of elements"), \
+        st([("a", "F4", [3], [0, 2])], b"\x00\x00")
     yield ("raw-not-whole-elements.raw", "--dtype f32",
            "file is 7 bytes, not a whole number of 4-byte f32 elements"), F32x3[:7]
     yield ("raw-shape-mismatch.raw", "--dtype f16 --shape 2,3",
@@ -216,9 +386,12 @@ def main():
     for (name, opts, msg), data in corpus():
         assert name not in names, name
         names.add(name)
-        with open(os.path.join(HERE, name), "wb") as f:
+        path = os.path.join(HERE, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
             f.write(data)
-        lines.append("\t".join((name, opts, msg)))
+        if opts is not None:  # (a shard, read through its index)
+            lines.append("\t".join((name, opts, msg)))
     with open(os.path.join(HERE, "MANIFEST"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
