@@ -275,6 +275,12 @@ def _decimal_of_text(s):
         v = _text.dyadic(m, e) if abs(e) < 10**7 else _text.CONTEXT.multiply(
             m, _text.CONTEXT.power(decimal.Decimal(2), e))
         return v.copy_negate() if sign < 0 else v
+    if "^" in body:  # 2^E or K*2^E
+        k, _, p = body.rpartition("*")
+        e = int(p.partition("^")[2])
+        m = _text.CONTEXT.create_decimal(k) if k else decimal.Decimal(1)
+        v = _text.CONTEXT.multiply(m, _text.dyadic(1, e))
+        return v.copy_negate() if sign < 0 else v
     return _text.CONTEXT.create_decimal(t)
 
 
@@ -300,8 +306,9 @@ def inspect(value, fmt="fp32", round="rne", *, ftz=False, saturate=False, to=())
     VALUE is an encoding (an int, or a str bit pattern "0x3c00",
     "0b0011110000000000") or a number (a str decimal or hexadecimal float,
     "inf", "nan", or a Python float, read exactly), rounded into FMT under
-    ROUND, FTZ and SATURATE.  TO lists formats to convert the encoding into
-    (fpinspect --to).  rel_error is the exact relative error rounded to a
+    ROUND, FTZ and SATURATE.  TO lists further formats (fpinspect --to): a
+    number is rounded into each once, from its exact value; an encoding is
+    converted from its value in FMT.  rel_error is the exact relative error rounded to a
     double (fpinspect's may differ in its last bit)."""
     f = Format(fmt)
     if round == "sr":
@@ -342,7 +349,12 @@ def inspect(value, fmt="fp32", round="rne", *, ftz=False, saturate=False, to=())
     out["input"] = arg
     if rounding is not None:
         out["rounding"] = rounding
-    out["to"] = [_conversion(f, a, Format(t), c) for t in to]
+    if rounding is None:  # an encoding: converted from it
+        out["to"] = [_conversion(_value(f, a), Format(t), *_convert1(Format(t).name, f.name, a, c),
+                                 "encoding") for t in to]
+    else:  # a number: rounded once from its exact value into each format
+        out["to"] = [_conversion(x, Format(t), *_fpkit.parse(Format(t).name, text, c), "input")
+                     for t in to]
     return out
 
 
@@ -379,9 +391,10 @@ def _describe(f, a):
     return d
 
 
-def _conversion(f, a, t, c):
-    b, fl = _convert1(t.name, f.name, a, c)
-    x, z = _value(f, a), _value(t, b)
+def _conversion(x, t, b, fl, source):
+    """The row of fpinspect --to for the result B (flags FL) in T of the
+    exact value X, taken FROM the input number or its encoding."""
+    z = _value(t, b)
     k = _op1("classify", t.name, b)[0]
     underflow = x.is_finite() and x != 0 and k == Class.ZERO
     subnormal = k == Class.SUBNORMAL
@@ -398,4 +411,5 @@ def _conversion(f, a, t, c):
             "rounded up" if dirn > 0 else "rounded down" if dirn < 0 else "exact")
     return {"format": t.name, "bits": _hex(t, b), "value": _fpkit.format_exact(t.name, b),
             "rel_error": _num(_rel_error(x, z)), "flags": _flag_list(fl),
-            "underflow": underflow, "subnormal": subnormal, "overflow": overflow, "note": note}
+            "underflow": underflow, "subnormal": subnormal, "overflow": overflow, "note": note,
+            "from": source}
