@@ -1,5 +1,5 @@
 /* fpgrad --recipes: each tensor read once into float32 and quantised under
- * every recipe, the recipes shared among the job's threads; then the
+ * every recipe on the job's threads (grad_recipe_bands.c); then the
  * totals, each recipe's keep threshold and median, and the ranking.  A
  * delayed-scaling recipe needs the amaxes of the tensor's earlier steps, so
  * it waits for a second pass, when every row's amax is known. */
@@ -65,18 +65,6 @@ static bool chunk_copy(void *arg, int k, const void *data, uint64_t first, size_
     return true;
 }
 
-/* The work of one thread of a job: the recipes K, K + NT, ... of the pass. */
-typedef struct share {
-    const pass *p;
-    size_t row;
-    const float *x;
-    int k, nt;
-    fpk_recipe_stats *st;
-    fpk_amax_history *h;
-    fpk_error err;
-    bool ok;
-} share;
-
 /* H := the amaxes of row I's tensor at its earlier steps, the latest
  * last, at most LEN of them; whether there were any. */
 static bool history_of(const pass *p, size_t i, int len, fpk_amax_history *h)
@@ -91,65 +79,36 @@ static bool history_of(const pass *p, size_t i, int len, fpk_amax_history *h)
     return n > 0;
 }
 
-static void *share_run(void *arg)
+/* Row I's cell of recipe J from the tensor's statistics S, which the
+ * recipe's totals take in too. */
+static void record(recipe_run *run, size_t i, int j, const fpk_recipe_stats *s)
 {
-    share *sh = arg;
-    recipe_run *run = sh->p->run;
-    recipe_row *row = &run->rows[sh->row];
-    sh->ok = true;
-    for (int j = sh->k; j < run->nrecipes; j += sh->nt) {
-        const fpk_recipe *r = &run->recipes[j].recipe;
-        recipe_cell *cell = &row->cell[j];
-        if (is_delayed(r) != sh->p->delayed)
-            continue;
-        if (r->rht && row->cols % 16) /* the transform takes runs of 16 */
-            continue;
-        const fpk_amax_history *h = NULL;
-        if (is_delayed(r)) {
-            cell->no_history = !history_of(sh->p, sh->row, r->history, sh->h);
-            if (cell->no_history) /* as if its history held its own amax */
-                fpk_amax_history_push(sh->h, row->amax);
-            h = sh->h;
-        }
-        fpk_recipe_stats_init(sh->st, r);
-        fpk_quantized q = {0};
-        if (fpk_recipe_quantize(r, sh->x, (size_t)row->rows, (size_t)row->cols, h, &q, sh->st,
-                                &sh->err) != FPK_OK) {
-            sh->ok = false;
-            return NULL;
-        }
-        const fpk_recipe_stats *s = sh->st;
-        *cell = (recipe_cell){.done = true, .no_history = cell->no_history,
-                              .flushed = s->flushed, .saturated = s->saturated,
-                              .subnormal = s->subnormal, .blocks = s->blocks,
-                              .zero_blocks = s->zero_blocks, .nan_blocks = s->nan_blocks,
-                              .scale_underflow = s->scale_underflow,
-                              .scale_saturated = s->scale_saturated, .x2 = s->x2, .e2 = s->e2,
-                              .scale_min = s->scale_min, .scale_max = s->scale_max};
-        /* the totals' counts and histograms: exact, in any order */
-        static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-        pthread_mutex_lock(&lock);
-        fpk_recipe_stats_merge(run->recipes[j].total, s);
-        pthread_mutex_unlock(&lock);
-    }
-    return NULL;
+    recipe_cell *cell = &run->rows[i].cell[j];
+    *cell = (recipe_cell){.done = true, .no_history = cell->no_history,
+                          .flushed = s->flushed, .saturated = s->saturated,
+                          .subnormal = s->subnormal, .blocks = s->blocks,
+                          .zero_blocks = s->zero_blocks, .nan_blocks = s->nan_blocks,
+                          .scale_underflow = s->scale_underflow,
+                          .scale_saturated = s->scale_saturated, .x2 = s->x2, .e2 = s->e2,
+                          .scale_min = s->scale_min, .scale_max = s->scale_max};
+    /* the totals' counts and histograms: exact, in any order */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    fpk_recipe_stats_merge(run->recipes[j].total, s);
+    pthread_mutex_unlock(&lock);
 }
 
-/* Row I's float32 view: its zeros, nonfinite elements and amax. */
+/* Row I's zeros and nonfinite elements, where no recipe without a
+ * transform counted them. */
 static void view_counts(recipe_row *row, const float *x, uint64_t n)
 {
     uint64_t zeros = 0, nonfinite = 0;
-    float amax = 0;
     for (uint64_t i = 0; i < n; i++) {
-        float a = fabsf(x[i]);
-        zeros += a == 0;
-        nonfinite += !isfinite(a);
-        if (isfinite(a) && a > amax)
-            amax = a;
+        zeros += x[i] == 0;
+        nonfinite += !isfinite(x[i]);
     }
     row->zeros = zeros;
     row->nonfinite = nonfinite;
-    row->amax = amax;
 }
 
 static bool job(scan_worker *w, size_t i, void *arg)
@@ -164,33 +123,50 @@ static bool job(scan_worker *w, size_t i, void *arg)
     int nt = scan_inner(w);
     bool ok = scan_share(w, t, nt, CHUNK, b.f32 ? SCAN_AS_STORED : SCAN_AS_DOUBLE, chunk_next,
                          chunk_copy, &b);
-    if (ok && !p->delayed)
-        view_counts(row, b.x, n);
-    if (nt > run->nrecipes)
-        nt = run->nrecipes;
-    share *sh = cli_xcalloc((size_t)nt, sizeof *sh);
-    pthread_t *th = cli_xcalloc((size_t)nt, sizeof *th);
-    int started = 0;
-    for (int k = 0; ok && k < nt; k++) {
-        sh[k] = (share){.p = p, .row = i, .x = b.x, .k = k, .nt = nt,
-                        .st = cli_xcalloc(1, sizeof(fpk_recipe_stats)),
-                        .h = cli_xcalloc(1, sizeof(fpk_amax_history))};
-        if (k && pthread_create(&th[k], NULL, share_run, &sh[k]) != 0)
-            cli_die(CLI_EXIT_INTERNAL, "cannot start a thread");
-        started = k + 1;
+    /* the pass's recipes that apply to the view */
+    recipe_task *task = cli_xcalloc((size_t)run->nrecipes, sizeof *task);
+    int *which = cli_xcalloc((size_t)run->nrecipes, sizeof *which), ntasks = 0, counted = -1;
+    for (int j = 0; j < run->nrecipes; j++) {
+        const fpk_recipe *r = &run->recipes[j].recipe;
+        if (is_delayed(r) != p->delayed || (r->rht && row->cols % 16))
+            continue; /* the transform takes runs of 16 */
+        fpk_amax_history *h = NULL;
+        if (is_delayed(r)) {
+            h = cli_xcalloc(1, sizeof *h);
+            bool none = !history_of(p, i, r->history, h);
+            row->cell[j].no_history = none;
+            if (none) /* as if its history held its own amax */
+                fpk_amax_history_push(h, row->amax);
+        }
+        fpk_recipe_stats *st = cli_xcalloc(1, sizeof *st);
+        fpk_recipe_stats_init(st, r);
+        if (counted < 0 && !r->rht)
+            counted = ntasks;
+        which[ntasks] = j;
+        task[ntasks++] = (recipe_task){.recipe = r, .history = h, .stats = st};
     }
-    if (started)
-        share_run(&sh[0]);
-    for (int k = 1; k < started; k++)
-        pthread_join(th[k], NULL);
-    for (int k = 0; k < started; k++) {
-        if (ok && !sh[k].ok)
-            ok = scan_fail_error(w, &sh[k].err);
-        free(sh[k].st);
-        free(sh[k].h);
+    fpk_recipe_range plain;
+    fpk_error err;
+    if (ok && !recipe_quantize_tensor(b.x, (size_t)row->rows, (size_t)row->cols, task, ntasks,
+                                      nt, &plain, &err))
+        ok = scan_fail_error(w, &err);
+    if (ok && !p->delayed) {
+        row->amax = plain.amax;
+        if (counted >= 0) {
+            row->zeros = task[counted].stats->zeros;
+            row->nonfinite = task[counted].stats->nonfinite;
+        } else {
+            view_counts(row, b.x, n);
+        }
     }
-    free(sh);
-    free(th);
+    for (int k = 0; k < ntasks; k++) {
+        if (ok)
+            record(run, i, which[k], task[k].stats);
+        free((void *)task[k].history);
+        free(task[k].stats);
+    }
+    free(task);
+    free(which);
     free(b.x);
     if (ok) /* the quantisation's share of the progress line */
         for (int j = 0; j < run->nrecipes; j++)

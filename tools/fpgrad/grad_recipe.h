@@ -75,6 +75,21 @@ typedef struct recipe_run {
  * tensor that cannot be read. */
 void recipe_analyse(recipe_run *run, const scan *s, const cli_common *c, bool progress);
 void recipe_run_free(recipe_run *run);
+
+/* One recipe's quantisation of a tensor: HISTORY NULL for current
+ * scaling; STATS initialised for the recipe, the tensor's added. */
+typedef struct recipe_task {
+    const fpk_recipe *recipe;
+    const fpk_amax_history *history;
+    fpk_recipe_stats *stats;
+} recipe_task;
+
+/* Quantises the ROWS x COLS float32 view X under each of the NTASKS
+ * tasks (every one that has the RHT with COLS a multiple of 16) on NT
+ * threads, the caller's the first; *PLAIN := X's extremes.  False, with
+ * ERR's message, if the library refused a task. */
+bool recipe_quantize_tensor(const float *x, size_t rows, size_t cols, recipe_task *tasks,
+                            int ntasks, int nt, fpk_recipe_range *plain, fpk_error *err);
 /* SQNR in dB of X2 over E2; false when there is no signal (X2 = 0); +inf
  * when there is no error. */
 bool recipe_db(double x2, double e2, double *db);
