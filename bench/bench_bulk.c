@@ -45,7 +45,8 @@
  * double for fpk_stats_add, 4 elsewhere).
  *
  * Usage: bench_bulk FPGRAD SAMPLE-DIR [recipes]   (make bench passes the
- * first two; with "recipes", only the plain read and the recipes' rows) */
+ * first two; with "recipes", only the plain read, the recipes' rows and
+ * fpgrad --recipes next to cat) */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -190,7 +191,7 @@ static void make_data(const char *sample)
 static void row_width(const char *what, double seconds, size_t elems, size_t width,
                       const char *extra)
 {
-    printf("%-34s %9.0f Melem/s %7.2f GB/s  %s\n", what, (double)elems / seconds / 1e6,
+    printf("%-44s %9.0f Melem/s %7.2f GB/s  %s\n", what, (double)elems / seconds / 1e6,
            (double)(elems * width) / seconds / 1e9, extra ? extra : "");
     fflush(stdout);
 }
@@ -757,6 +758,69 @@ static void numpy(const char *path)
     row("numpy log2 histogram", hist, N, note);
 }
 
+/* fpgrad on a 1 GiB .npy from the page cache next to cat of the same
+ * file: its statistics (unless RECIPES_ONLY) and its standard recipes. */
+static void time_fpgrad(const char *fpgrad, bool recipes_only)
+{
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bench_bulk.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(path))
+        die(path);
+    char npy[sizeof path + 16];
+    snprintf(npy, sizeof npy, "%s/grad.npy", path);
+    write_npy(npy);
+    if (!recipes_only)
+        numpy(npy);
+
+    /* cat, then fpgrad's runs; the raw one reads the same bytes as a raw
+     * file (its 128-byte header as 32 more elements), whose data starts a
+     * page */
+    timed runs[] = {
+        {"cat", {"cat", npy, NULL}, 0, 0},
+        {"--quiet --threads 1", {(char *)fpgrad, "--quiet", "--threads", "1", npy, NULL}, 0, 0},
+        {"--quiet --threads 1 --no-sqnr",
+         {(char *)fpgrad, "--quiet", "--threads", "1", "--no-sqnr", npy, NULL}, 0, 0},
+        {"--quiet --threads 2", {(char *)fpgrad, "--quiet", "--threads", "2", npy, NULL}, 0, 0},
+        {"--quiet (threads: the CPUs it may run on)", {(char *)fpgrad, "--quiet", npy, NULL}, 0, 0},
+        {"--quiet --threads 1, read as raw --dtype f32",
+         {(char *)fpgrad, "--quiet", "--threads", "1", "--dtype", "f32", npy, NULL}, 0, 0},
+        {"--quiet --round sr --threads 1",
+         {(char *)fpgrad, "--quiet", "--round", "sr", "--threads", "1", npy, NULL}, 0, 0},
+        {"--quiet --round sr (the CPUs it may run on)",
+         {(char *)fpgrad, "--quiet", "--round", "sr", npy, NULL}, 0, 0},
+        {"--quiet --recipes standard --threads 2",
+         {(char *)fpgrad, "--quiet", "--recipes", "standard", "--threads", "2", npy, NULL}, 0, 0},
+        {"--quiet --recipes standard --threads 1",
+         {(char *)fpgrad, "--quiet", "--recipes", "standard", "--threads", "1", npy, NULL}, 0, 0},
+    };
+    size_t nruns = sizeof runs / sizeof runs[0];
+    if (recipes_only) { /* cat and the recipes' runs */
+        runs[1] = runs[nruns - 2];
+        runs[2] = runs[nruns - 1];
+        nruns = 3;
+    }
+    run_again(&runs[0]); /* (fills the page cache) */
+    best_of(runs, nruns);
+    double cat_wall = runs[0].wall, cat_cpu = runs[0].cpu;
+    size_t bytes = N * FILE_REPEATS * 4;
+    printf("1 GiB .npy (page cache): cat %.3f s wall, %.3f s CPU (%.2f GB/s)\n", cat_wall,
+           cat_cpu, (double)bytes / cat_wall / 1e9);
+    double st_wall, st_cpu;
+    if (!recipes_only) {
+        time_tensor_stats(npy, &st_wall, &st_cpu);
+        printf("  fpk_stats_add_tensor, 4 formats: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's"
+           " wall time\n",
+               st_wall, st_cpu, (double)bytes / st_wall / 1e9, st_wall / cat_wall);
+    }
+    for (size_t r = 1; r < nruns; r++)
+        printf("  fpgrad %s: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall time\n",
+               runs[r].what, runs[r].wall, runs[r].cpu, (double)bytes / runs[r].wall / 1e9,
+               runs[r].wall / cat_wall);
+    unlink(npy);
+    rmdir(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 4 && strcmp(argv[3], "recipes") == 0)) {
@@ -771,6 +835,7 @@ int main(int argc, char **argv)
     row("plain read (the floor)", read, N, "");
     if (argc == 4) {
         recipe_rows(read);
+        time_fpgrad(argv[1], true);
         load_average("after");
         printf("checksum %016llx\n", (unsigned long long)sink);
         return 0;
@@ -865,51 +930,7 @@ int main(int argc, char **argv)
     row("stats ... rne, 2 threads (wall)", time_stats(2, FPK_RNE), N, "");
     row_width("stats ... fpk_stats_add (scalar, f64)", scalar, N, 8, "");
 
-    const char *tmp = getenv("TMPDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/bench_bulk.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(path))
-        die(path);
-    char npy[sizeof path + 16];
-    snprintf(npy, sizeof npy, "%s/grad.npy", path);
-    write_npy(npy);
-    numpy(npy);
-
-    /* cat, then fpgrad's runs; the raw one reads the same bytes as a raw
-     * file (its 128-byte header as 32 more elements), whose data starts a
-     * page */
-    timed runs[] = {
-        {"cat", {"cat", npy, NULL}, 0, 0},
-        {"--quiet --threads 1", {argv[1], "--quiet", "--threads", "1", npy, NULL}, 0, 0},
-        {"--quiet --threads 1 --no-sqnr",
-         {argv[1], "--quiet", "--threads", "1", "--no-sqnr", npy, NULL}, 0, 0},
-        {"--quiet --threads 2", {argv[1], "--quiet", "--threads", "2", npy, NULL}, 0, 0},
-        {"--quiet (threads: the CPUs it may run on)", {argv[1], "--quiet", npy, NULL}, 0, 0},
-        {"--quiet --threads 1, read as raw --dtype f32",
-         {argv[1], "--quiet", "--threads", "1", "--dtype", "f32", npy, NULL}, 0, 0},
-        {"--quiet --round sr --threads 1",
-         {argv[1], "--quiet", "--round", "sr", "--threads", "1", npy, NULL}, 0, 0},
-        {"--quiet --round sr (the CPUs it may run on)",
-         {argv[1], "--quiet", "--round", "sr", npy, NULL}, 0, 0},
-    };
-    size_t nruns = sizeof runs / sizeof runs[0];
-    run_again(&runs[0]); /* (fills the page cache) */
-    best_of(runs, nruns);
-    double cat_wall = runs[0].wall, cat_cpu = runs[0].cpu;
-    double st_wall, st_cpu;
-    time_tensor_stats(npy, &st_wall, &st_cpu);
-    size_t bytes = N * FILE_REPEATS * 4;
-    printf("1 GiB .npy (page cache): cat %.3f s wall, %.3f s CPU (%.2f GB/s)\n", cat_wall,
-           cat_cpu, (double)bytes / cat_wall / 1e9);
-    printf("  fpk_stats_add_tensor, 4 formats: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's"
-           " wall time\n",
-           st_wall, st_cpu, (double)bytes / st_wall / 1e9, st_wall / cat_wall);
-    for (size_t r = 1; r < nruns; r++)
-        printf("  fpgrad %s: %.3f s wall, %.3f s CPU (%.2f GB/s): %.2fx cat's wall time\n",
-               runs[r].what, runs[r].wall, runs[r].cpu, (double)bytes / runs[r].wall / 1e9,
-               runs[r].wall / cat_wall);
-    unlink(npy);
-    rmdir(path);
+    time_fpgrad(argv[1], false);
     free(data);
     load_average("after");
     printf("checksum %016llx\n", (unsigned long long)sink);

@@ -60,19 +60,6 @@ lines() {
     fi
 }
 
-# fits NAME...: no line of NAME's output is wider than 100 columns (UTF-8
-# continuation bytes, as in the "×" of a value's second line, take none).
-fits() {
-    for name in "$@"; do
-        wide=$(LC_ALL=C tr -d '\200-\277' <"$tmp/$name.out" |
-            awk 'length($0) > 100 { print length($0) ": " $0; exit }')
-        if [ -z "$wide" ]; then
-            ok
-        else
-            bad "$name: a line of $wide"
-        fi
-    done
-}
 
 # usage_error REGEX ARGS...: exit status 2, nothing on stdout, one line on
 # stderr, matching REGEX.

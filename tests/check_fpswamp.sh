@@ -277,8 +277,7 @@ for args in "" "--all" "--steps 3 --seeds 2 --all" "--lr 0.01 --lr-sweep 1e-4:1:
     name=wide$(printf '%s' "$args" | tr -c 'a-z0-9' '_')
     # shellcheck disable=SC2086 # a list of options
     good "$name" $args "$sample"
-    wide=$(awk 'length($0) > 100' "$tmp/$name.out" | head -n 2)
-    if [ -z "$wide" ]; then ok; else bad "$name: lines over 100 columns: $wide"; fi
+    fits "$name"
 done
 # --top N rows, none with --top 0; the full tables only with --all.
 good top3 --top 3 "$sample"

@@ -225,6 +225,20 @@ EOF
     then ok; else bad "the SYNOPSIS of $1 and the usage lines differ"; fi
 }
 
+# fits NAME...: no line of NAME's output is wider than 100 columns (UTF-8
+# continuation bytes, as in the "×" of a value's second line, take none).
+fits() {
+    for name in "$@"; do
+        wide=$(LC_ALL=C tr -d '\200-\277' <"$tmp/$name.out" |
+            awk 'length($0) > 100 { print length($0) ": " $0; exit }')
+        if [ -z "$wide" ]; then
+            ok
+        else
+            bad "$name: a line of $wide"
+        fi
+    done
+}
+
 # summary: the counts; fails if any check failed.
 summary() {
     echo "$tool: $pass passed, $fail failed, $skip skipped"
