@@ -336,8 +336,12 @@ int main(int argc, char **argv)
     o.plot_opts.height = o.c.plot_height;
     int npaths = o.c.noperands;
     char **paths = o.c.operands;
-    if (!npaths)
-        return cli_no_paths(&tool, &o.c);
+    if (!npaths) {
+        regfree(&loss_re);
+        int rc = cli_no_paths(&tool, &o.c);
+        cli_common_free(&o.c);
+        return rc;
+    }
     check_options(&o);
 #ifdef FPGRAD_MPI
     bool plots_here = mpi_job_rank() == 0; /* rank 0 writes everything */

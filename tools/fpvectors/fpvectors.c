@@ -626,8 +626,10 @@ int main(int argc, char **argv)
     cli_parse(&tool, &c, argc, argv, &o);
     if (c.noperands)
         cli_die(CLI_EXIT_USAGE, "unexpected operand \"%s\" (see fpvectors --help)", c.operands[0]);
-    if (argc == 1)
+    if (argc == 1) {
+        cli_common_free(&c);
         return cli_usage_error(&tool);
+    }
     vec_spec s;
     vec_spec_from(&s, &c);
     int level = o.level;
