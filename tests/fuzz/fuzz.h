@@ -8,6 +8,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Aborts, naming the broken invariant WHAT: the fuzzer's finding. */
+#define fuzz_check(cond, what)                                                          \
+    do {                                                                                \
+        if (!(cond)) {                                                                  \
+            fprintf(stderr, "fuzz invariant broken at %s:%d: %s\n", __FILE__, __LINE__, \
+                    what);                                                              \
+            abort();                                                                    \
+        }                                                                               \
+    } while (0)
+
+/* A copy of DATA as a string (stopping at a NUL byte); free it. */
+char *fuzz_string(const uint8_t *data, size_t size);
 
 /* The bytes as a .npy file (fpk_dump_open, then every tensor read). */
 int fuzz_npy(const uint8_t *data, size_t size);
@@ -32,6 +47,12 @@ int fuzz_pickle(const uint8_t *data, size_t size);
 /* The bytes as a sharded model's index.json, beside a shard
  * "shard.safetensors" holding tensors "a" (F32 [2]) and "b" (U8 [2]). */
 int fuzz_index(const uint8_t *data, size_t size);
+
+/* The bytes as a recipe's text (fpk_recipe_parse, as --recipes reads). */
+int fuzz_recipe(const uint8_t *data, size_t size);
+/* The bytes as a recipe's statistics JSON (fpk_recipe_stats_from_json, as
+ * fpgrad-mpi's ranks exchange them). */
+int fuzz_recipe_stats_json(const uint8_t *data, size_t size);
 
 typedef struct fuzz_target {
     const char *name; /* the corpus directory's name */

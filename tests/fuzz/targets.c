@@ -15,16 +15,6 @@
 #include "fpkit-tensor.h"
 #include "fuzz.h"
 
-/* Aborts, naming the broken invariant WHAT: the fuzzer's finding. */
-#define fuzz_check(cond, what)                                                          \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "fuzz invariant broken at %s:%d: %s\n", __FILE__, __LINE__, \
-                    what);                                                              \
-            abort();                                                                    \
-        }                                                                               \
-    } while (0)
-
 /* The directory holding the files the dump targets write, made once. */
 static char *scratch_dir;
 #define NSCRATCH 7
@@ -281,8 +271,7 @@ int fuzz_index(const uint8_t *data, size_t size)
     return open_and_check(write_scratch(6, "in.safetensors.index.json", data, size), size, NULL);
 }
 
-/* A copy of DATA as a string (stopping at a NUL byte); free it. */
-static char *as_string(const uint8_t *data, size_t size)
+char *fuzz_string(const uint8_t *data, size_t size)
 {
     char *s = malloc(size + 1);
     fuzz_check(s != NULL, "out of memory");
@@ -299,7 +288,7 @@ static bool same_format(const fpk_format *a, const fpk_format *b)
 
 int fuzz_format_lookup(const uint8_t *data, size_t size)
 {
-    char *s = as_string(data, size);
+    char *s = fuzz_string(data, size);
     const fpk_format *f = fpk_format_lookup(s);
     if (f) {
         fuzz_check(f->name && f->name[0] && f->exp_bits >= 1 && f->exp_bits <= 11 &&
@@ -339,7 +328,7 @@ int fuzz_parse(const uint8_t *data, size_t size)
     c.daz = data[1] & 16;
     c.saturate = data[1] & 32;
     c.tiny_before = data[1] & 64;
-    char *s = as_string(data + 2, size - 2);
+    char *s = fuzz_string(data + 2, size - 2);
     const fpk_bits untouched = UINT64_C(0x5a5a5a5a5a5a5a5a);
     fpk_bits z = untouched;
     fpk_error err = {.code = -1};
@@ -366,7 +355,7 @@ int fuzz_parse(const uint8_t *data, size_t size)
 
 int fuzz_stats_json(const uint8_t *data, size_t size)
 {
-    char *text = as_string(data, size);
+    char *text = fuzz_string(data, size);
     static fpk_stats s, t, before;
     memset(&s, 0xab, sizeof s);
     before = s;
@@ -397,5 +386,7 @@ const fuzz_target fuzz_targets[] = {
     {"torch", fuzz_torch},
     {"pickle", fuzz_pickle},
     {"index", fuzz_index},
+    {"recipe", fuzz_recipe},
+    {"recipe_stats_json", fuzz_recipe_stats_json},
     {NULL, NULL},
 };
