@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "array-impl.h"
+#include "fast-check.h"
 #include "sr-hash.h"
 
 #ifdef _OPENMP
@@ -202,8 +203,15 @@ static void convert_pieces(void *arg, int t, int nt)
             flags |= convert_scalar(j->f, j->quant, j->z, j->from, j->x, first, len, j->c);
             continue;
         }
+#ifdef FPK_ASSERTIONS
+        /* the general path's results for a sample, before the kernels
+         * may write over their input */
+        fpki_convert_check check;
+        fpki_convert_expect(&check, j->f, j->quant, j->from, j->x, first, len, j->c);
+#endif
         unsigned got = convert_fast(&j->p, j->isa, j->z, j->from, j->x, first, len,
                                     j->c->sr_counter, j->stream);
+        FPKI_ASSERT(fpki_convert_agrees(&check, j->z, j->p.out_size, got));
         flags |= got;
     }
     FPKI_OMP(omp atomic)

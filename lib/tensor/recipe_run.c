@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast-check.h"
 #include "recipe-impl.h"
 
 /* The best path for R on this CPU. */
@@ -181,7 +182,14 @@ static int quantize_band(const fpk_recipe_plan *t, const float *in, size_t row0,
     q->global = t->global;
     int rc = FPK_OK;
     if (!path.general && fpki_recipe_fast(&t->recipe)) {
+#ifdef FPK_ASSERTIONS
+        /* the general path's results for a sample, before Q's values
+         * may write over IN */
+        fpki_recipe_check check;
+        fpki_recipe_expect(&check, t, in, row0, nrows);
+#endif
         rc = fpki_recipe_fast_rows(t, in, row0, nrows, q, s, path.isa);
+        FPKI_ASSERT(rc || fpki_recipe_agrees(&check, q));
     } else {
         general_rows(t, in, row0, nrows, q, s);
     }
