@@ -204,10 +204,9 @@ static void row(const char *what, double seconds, size_t elems, const char *extr
 
 /* The plain read: every byte of the data summed into independent sums
  * (one chain of adds would keep too few misses in flight), 128 bytes a
- * step, with AVX2 where the CPU has it (a scalar loop is slower than
- * this machine's memory), prefetched 4 KiB ahead into L2 as the array
- * paths prefetch (faster than into L1 here: 3692-3786 against 3628-3645
- * Melem/s). */
+ * step, with AVX2 where the CPU has it (a scalar loop can be slower than
+ * memory), prefetched 4 KiB ahead into L2 as the array paths prefetch, so
+ * that the baseline reads memory as they do. */
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) static uint64_t read_avx2(const uint64_t *w, size_t n)
 {

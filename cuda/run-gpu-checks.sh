@@ -10,9 +10,9 @@
 #   4. stats-bench: the device statistics' GB/s against a device-to-device
 #      copy of the same bytes,
 #   5. the PyTorch mode of tools/dumper/fpkit_dump.py (where torch sees the GPU),
-# and prints a summary table last.  Sized for one H200-class GPU and 16 host
-# cores: under 8 minutes, most of it the library's side of step 2; each
-# step has its own time limit: 17.5 minutes in all, 12.5 without the build.
+# and prints a summary table last.  Sized for one large GPU and 16 host
+# cores; each step has its own time limit: 17.5 minutes in all, 12.5
+# without the build (cuda/RESULTS.md records the runs).
 #
 # usage: cuda/run-gpu-checks.sh [BUILD_DIR]   (default: /tmp/fpkit-gpu-build)
 # With FPK_GPU_PREBUILT=1 the build is skipped: BUILD_DIR already holds one

@@ -5,11 +5,11 @@
  * two neighbours and statistically; docs/DESIGN.md "Thresholds" and the OCP MX
  * values by hand.
  *
- * The formats of the kinds added to the original IEEE and FN ones (FNUZ,
- * NONE, E8M0) keep the default run short: as targets of the 16-bit sweeps
- * they take the option variants in turn over the encodings (every mode
- * still sees every encoding), of the tf32 sweep only under FPK_EXHAUSTIVE,
- * and of the random values a twentieth, as the eXmY extras do. */
+ * The formats of the rarer kinds (FNUZ, NONE, E8M0) keep the default run
+ * short: as targets of the 16-bit sweeps they take the option variants in
+ * turn over the encodings (every mode still sees every encoding), of the
+ * tf32 sweep only under FPK_EXHAUSTIVE, and of the random values a
+ * twentieth, as the eXmY extras do. */
 #include <check.h>
 #include <inttypes.h>
 #include <math.h>

@@ -50,7 +50,7 @@ START_TEST(test_compare_conv)
     e1[nan_i] = 0x0;                   /* NaN into FP4: a convention */
     uint32_t *tf = out[HW_TF32_RNA];
     tf[5] |= 1;                        /* a container with a low bit set */
-    tf[nan_i] = 0x7f800000;            /* NaN 0x7f800001 as +inf, as the H200's rna gives */
+    tf[nan_i] = 0x7f800000;            /* NaN 0x7f800001 given as +inf */
     uint32_t *tn = out[HW_TF32_RN];
     tn[7] += 1 << 13;                  /* rounded the other way */
     memset(t, 0, sizeof t);

@@ -1,5 +1,5 @@
-/* The tensor dump readers (lib/dtype.c, dump.c, npy.c, safetensors.c,
- * walk.c).  Fixtures written by NumPy, ml_dtypes and safetensors
+/* The tensor dump readers (lib/tensor/: dtype.c, dump.c, dump_read.c,
+ * npy.c, safetensors.c, walk.c).  Fixtures written by NumPy, ml_dtypes and safetensors
  * (tests/data, made by make-fixtures.py) must read as those libraries read
  * them; every 8- and 16-bit encoding, and samples of the wider ones, must
  * read through each container and byte order as the MPFR reference

@@ -349,7 +349,7 @@ START_TEST(next_up_and_down)
 END_TEST
 
 /* The library's operations specialised for a built-in format fold a copy
- * of its descriptor made from the initialiser in fpkit-impl.h: every field
+ * of its descriptor made from the initialiser in core-impl.h: every field
  * of such a copy must equal the public descriptor's. */
 START_TEST(specialised_copies_match)
 {

@@ -141,9 +141,9 @@ else
 fi
 
 # Ranks that see different files (the man page forbids it): status 2, said
-# before any work (before the listings were compared, a failed MPI call
-# ended the job, or, without --shards, ranks read different tensors and
-# the job succeeded).
+# before any work (otherwise a failed MPI call would end the job, or,
+# without --shards, ranks would read different tensors and the job
+# succeed).
 cp -R "$tmp/ranks" "$tmp/more"
 cp "$tmp/more/step-rank0.safetensors" "$tmp/more/step-rank5.safetensors"
 for opts in "--shards --scale auto" ""; do

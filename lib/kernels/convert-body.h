@@ -37,10 +37,10 @@ FPKI_INLINE uint32_t fpki_round_one(const fpk_format *f, fpk_round mode, bool qu
     const uint32_t rebias = (uint32_t)(127 - f->bias) << 23;
     const uint32_t min_normal = (uint32_t)(emin + 127) << 23;
     /* Tininess after rounding at F's precision with an unbounded exponent
-     * (docs/DESIGN.md): below min normal, a value reaches it when it lies at
-     * least half an ulp of the binade below it (RNE) or anything at all
-     * (rounding away) under it.  In float32 encodings, whose ulp there is
-     * 2^lsb_below: */
+     * (docs/DESIGN.md "Tininess and underflow"): below min normal, a value
+     * reaches it when it lies at least half an ulp of the binade below it
+     * (RNE) or anything at all (rounding away) under it.  In float32
+     * encodings, whose ulp there is 2^lsb_below: */
     const int lsb_below = emin - 1 >= -126 ? emin - 24 : -149;
     const uint32_t tiny_ne = min_normal - (1u << (emin - m - 2 - lsb_below));
     const uint32_t tiny_away = min_normal - (1u << (emin - m - 1 - lsb_below)) + 1;

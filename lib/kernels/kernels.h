@@ -1,17 +1,19 @@
 /* The bulk kernels' interface (lib/kernels/), which the tensor layer's
- * array paths call (array.c, array_stats.c, mx.c); not installed.  It
- * depends on the core alone (fpkit.h): the tensor layer maps its dtypes
- * and limits onto the kernels' own (lib/tensor/array-impl.h).
+ * fast paths call (array.c, array_stats.c, mx.c, recipe_fast.c,
+ * recipe_run.c, hadamard.c); not installed.  It depends on the core alone
+ * (fpkit.h): the tensor layer maps its dtypes and limits onto the
+ * kernels' own (lib/tensor/array-impl.h, recipe-impl.h).
  *
  * The kernels work on float32 encodings (16- and 8-bit inputs are widened
  * to float32 exactly first) with branch-free integer code that the
  * compiler vectorises, or with intrinsics.  Each algorithm (conversion and
  * widening, statistics, the stochastic-rounding fix-up of the statistics,
- * squared errors, block scaling) is compiled once per instruction set: the
- * build machine's baseline (portable C, *_c.c) and, on x86-64, AVX2 and
- * AVX-512 under target attributes (*_avx2.c, *_avx512.c).  A call indexes
- * the algorithm's table by what the CPU reports (fpki_isa_best), never by
- * the flags the library was built with; every set gives the same bits and
+ * squared errors, MX block scaling, the recipes' block quantisation, the
+ * Hadamard transform) is compiled once per instruction set: the build
+ * machine's baseline (portable C, *_c.c) and, on x86-64, AVX2 and AVX-512
+ * under target attributes (*_avx2.c, *_avx512.c).  A call indexes the
+ * algorithm's table by what the CPU reports (fpki_isa_best), never by the
+ * flags the library was built with; every set gives the same bits and
  * flags. */
 #ifndef FPKIT_KERNELS_H
 #define FPKIT_KERNELS_H

@@ -33,16 +33,28 @@ bool fpki_array_fast(const fpk_format *f, const fpk_ctx *c);
  * have one (fpki_array_fast). */
 bool fpki_quantize_plan(fpki_conv_plan *p, const fpk_format *f, const fpk_ctx *c);
 
-/* The encoding of element I of X, an array of dtype T in host order. */
-static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
+/* Element I of X, an array of SIZE-byte encodings (1, 2, 4 or 8) in host
+ * order; of dtype T. */
+static inline fpk_bits fpki_load_sized(size_t size, const void *x, size_t i)
 {
-    switch (fpk_dtype_size(t)) {
+    switch (size) {
     case 1: return ((const uint8_t *)x)[i];
     case 2: return ((const uint16_t *)x)[i];
     case 4: return ((const uint32_t *)x)[i];
     default: return ((const uint64_t *)x)[i];
     }
 }
+
+static inline fpk_bits fpki_load(fpk_dtype t, const void *x, size_t i)
+{
+    return fpki_load_sized(fpk_dtype_size(t), x, i);
+}
+
+/* The general path of the array conversions: A, an encoding of dtype
+ * FROM's format, converted into F by fpk_convert under C with SR counter
+ * COUNTER, then (QUANT) into float32 exactly; *FLAGS := its flags. */
+fpk_bits fpki_convert_one(const fpk_format *f, bool quant, fpk_dtype from, fpk_bits a,
+                          uint64_t counter, const fpk_ctx *c, unsigned *flags);
 
 /* An OpenMP directive, or nothing where the library is built without
  * OpenMP (an unknown pragma would be a warning). */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "array-impl.h"
+#include "fast-check.h"
 #include "sr-hash.h"
 
 #ifdef _OPENMP
@@ -121,24 +122,32 @@ static void store(void *z, size_t i, size_t size, fpk_bits b)
     }
 }
 
+fpk_bits fpki_convert_one(const fpk_format *f, bool quant, fpk_dtype from, fpk_bits a,
+                          uint64_t counter, const fpk_ctx *c, unsigned *flags)
+{
+    fpk_ctx e = *c;
+    e.flags = 0;
+    e.sr_counter = counter;
+    fpk_bits b = fpk_convert(f, fpk_dtype_format(from), a, &e);
+    if (quant) {
+        fpk_ctx exact = fpk_ctx_default();
+        b = fpk_convert(&fpk_fp32, f, b, &exact);
+    }
+    *flags = e.flags;
+    return b;
+}
+
 /* Elements FIRST .. FIRST+N-1 one by one through fpk_convert. */
 static unsigned convert_scalar(const fpk_format *f, bool quant, void *z, fpk_dtype from,
                                const void *x, size_t first, size_t n, const fpk_ctx *c)
 {
-    const fpk_format *src = fpk_dtype_format(from);
     size_t size = quant ? 4 : fpk_array_size(f);
-    fpk_ctx e = *c;
     unsigned flags = 0;
     for (size_t i = first; i < first + n; i++) {
-        e.flags = 0;
-        e.sr_counter = c->sr_counter + i;
-        fpk_bits b = fpk_convert(f, src, fpki_load(from, x, i), &e);
-        if (quant) {
-            fpk_ctx exact = fpk_ctx_default();
-            b = fpk_convert(&fpk_fp32, f, b, &exact);
-        }
-        store(z, i, size, b);
-        flags |= e.flags;
+        unsigned fl;
+        store(z, i, size,
+              fpki_convert_one(f, quant, from, fpki_load(from, x, i), c->sr_counter + i, c, &fl));
+        flags |= fl;
     }
     return flags;
 }
@@ -190,9 +199,20 @@ static void convert_pieces(void *arg, int t, int nt)
     unsigned flags = 0;
     for (size_t k = fpki_share(j->pieces, t, nt); k < fpki_share(j->pieces, t + 1, nt); k++) {
         size_t first = k * FPKI_PIECE, len = j->n - first < FPKI_PIECE ? j->n - first : FPKI_PIECE;
-        flags |= j->fast ? convert_fast(&j->p, j->isa, j->z, j->from, j->x, first, len,
-                                        j->c->sr_counter, j->stream)
-                         : convert_scalar(j->f, j->quant, j->z, j->from, j->x, first, len, j->c);
+        if (!j->fast) {
+            flags |= convert_scalar(j->f, j->quant, j->z, j->from, j->x, first, len, j->c);
+            continue;
+        }
+#ifdef FPK_ASSERTIONS
+        /* the general path's results for a sample, before the kernels
+         * may write over their input */
+        fpki_convert_check check;
+        fpki_convert_expect(&check, j->f, j->quant, j->from, j->x, first, len, j->c);
+#endif
+        unsigned got = convert_fast(&j->p, j->isa, j->z, j->from, j->x, first, len,
+                                    j->c->sr_counter, j->stream);
+        FPKI_ASSERT(fpki_convert_agrees(&check, j->z, j->p.out_size, got));
+        flags |= got;
     }
     FPKI_OMP(omp atomic)
     j->flags |= flags;

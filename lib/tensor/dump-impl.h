@@ -1,5 +1,6 @@
-/* Internals shared by the tensor dump readers (dump.c, npy.c,
- * safetensors.c, zip.c, pickle.c, torch.c, hf_index.c, quantized.c,
+/* Internals shared by the tensor dump readers (dump.c, dump_read.c,
+ * store_type.c, present.c, npy.c, safetensors.c, zip.c, pickle.c,
+ * torch.c, hf_index.c, quant_group.c, quant_decode.c, quant_check.c,
  * walk.c); not installed.
  *
  * A reader lists what a file stores (fpki_stored: any element type, any
@@ -109,14 +110,14 @@ typedef struct fpki_source {
     int decoder;     /* DECODED: its index in d->decoders */
 } fpki_source;
 
-/* A decoded tensor: what it shows, and how quantized.c computes it. */
+/* A decoded tensor: what it shows, and how quant_decode.c computes it. */
 typedef struct fpki_decoder {
     const char *name;     /* in the dump's arena */
     const char *encoding; /* fpk_tensor.encoding */
     int ndim;
     uint64_t shape[FPK_MAX_DIMS];
     uint64_t count;
-    struct fpki_codec *codec; /* quantized.c's own (NULL: none) */
+    struct fpki_codec *codec; /* quant-impl.h's (NULL: none) */
 } fpki_decoder;
 
 /* Strings and small arrays that live as long as the dump, allocated in
@@ -200,14 +201,12 @@ void fpki_unmap_files(fpk_dump *d);
 int fpki_file_check(fpk_dump *d, uint32_t k, fpk_error *err);
 
 /* The alignment of the buffers the library reads tensor data into, a
- * page.  Linux copies a file's cached pages with rep movsb, which can run
- * several times slower into a buffer that lies 1 to 31 bytes past the
- * data's place within its page.  malloc's large buffers start 16 bytes
- * into a page, so data that starts a page, as a raw file's does, met that
- * case (measured on an AMD EPYC, Zen 3: fpgrad read a 1 GiB raw file in
- * 0.59 s of system time, against 0.19 s into a buffer that starts a
- * page).  A buffer that starts a page meets it only for data in the last
- * 31 bytes of a page. */
+ * page.  Linux copies a file's cached pages with rep movsb, which on some
+ * CPUs runs much slower into a buffer that lies 1 to 31 bytes past the
+ * data's place within its page (bench/RESULTS.md).  malloc's large
+ * buffers start 16 bytes into a page, so data that starts a page, as a raw
+ * file's does, would meet that case; a buffer that starts a page meets it
+ * only for data in the last 31 bytes of a page. */
 #define FPKI_IO_ALIGN 4096
 
 /* BYTES of memory aligned to FPKI_IO_ALIGN (free it with free), or NULL. */
@@ -246,7 +245,7 @@ int fpki_add_stored(fpk_dump *d, const fpki_stored *s, size_t *i, fpk_error *err
 int fpki_add_metadata(fpk_dump *d, const char *key, const char *value, fpk_error *err);
 
 /* Turns D's stored tensors into its tensors and skipped ones: quantised
- * conventions decoded (quantized.c), floats read as they are, the rest
+ * conventions decoded (quant_group.c), floats read as they are, the rest
  * skipped. */
 int fpki_present(fpk_dump *d, fpk_error *err);
 
@@ -272,8 +271,9 @@ int fpki_quant_config(fpk_dump *d, const char *dir, fpk_error *err);
 int fpki_read_stored(fpk_dump *d, const fpki_stored *s, uint64_t first, size_t n, void *out,
                      fpk_error *err);
 
-/* The quantised conventions (quantized.c): groups D's stored tensors into
- * decoded tensors, marking their parts used and their heads. */
+/* The quantised conventions (quant_group.c, quant_decode.c): groups D's
+ * stored tensors into decoded tensors, marking their parts used and their
+ * heads. */
 int fpki_quant_group(fpk_dump *d, fpk_error *err);
 /* A decoder of stored tensor I, of an element type fpk_dtype lacks
  * (fpki_stype_is_float), into d->decoders; its index in *K. */

@@ -1,6 +1,6 @@
 /* Reading a dump's elements: converted exactly to double, as stored, or
  * in place in a mapping of their file; strided views gathered, decoded
- * tensors computed (quantized.c). */
+ * tensors computed (quant_decode.c). */
 #define _DEFAULT_SOURCE /* madvise, beside POSIX */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,9 +31,9 @@
 
 /* A, an encoding of F, as the fp64 encoding of the same value: what
  * fpk_convert(&fpk_fp64, f, a) gives (NaN: the canonical NaN), without the
- * general rounding path, ten times faster.  Exact because every dtype's
- * format but fp64 has fewer significand bits and a narrower exponent range
- * than fp64; even its subnormals are fp64 normals. */
+ * general rounding path, which costs far more per element.  Exact because
+ * every dtype's format but fp64 has fewer significand bits and a narrower
+ * exponent range than fp64; even its subnormals are fp64 normals. */
 static inline uint64_t widen(const fpk_format *f, fpk_bits a)
 {
     uint64_t sign = (a & f->sign_mask) ? UINT64_C(1) << 63 : 0;

@@ -163,7 +163,7 @@ typedef struct fpk_recipe_stats fpk_recipe_stats;
  * block the scale by R's rule and every element rounded into R->elem
  * under R->round.  H is the delayed history (NULL for current scaling; R
  * with history needs it).  Results go to Q's arrays; S, if given, gets
- * the statistics added (fpk_recipe_stats_add).  A block holding a NaN or
+ * the statistics added (struct fpk_recipe_stats).  A block holding a NaN or
  * an infinity gets the NaN scale (E8M0 0xff, UE4M3 0x7f, FP32 NaN) and
  * ELEM's canonical NaN in every element.  Results are the same on every
  * CPU and for every split of work (fpk_recipe_quantize_rows).  Returns

@@ -170,8 +170,8 @@ const char *fpk_dump_metadata(const fpk_dump *d, const char *key);
 int fpk_dump_read(fpk_dump *d, size_t i, uint64_t first, size_t n, double *out, fpk_error *err);
 /* The same elements as stored (fpk_dtype_size bytes each), in the host's
  * byte order: for fpk_array_* and fpk_stats_add_array, without a
- * conversion to double.  On some CPUs the kernel's copy runs several
- * times slower into an OUT that lies 1 to 31 bytes past the data's place
+ * conversion to double.  On some CPUs the kernel's copy runs much
+ * slower into an OUT that lies 1 to 31 bytes past the data's place
  * within its page, as a large buffer from glibc's malloc (16 bytes into a
  * page) does for data that starts a page; an OUT that starts a page
  * avoids that for all data but that in the last 31 bytes of a page. */

@@ -2,6 +2,8 @@
 #ifndef FPKIT_RECIPE_IMPL_H
 #define FPKIT_RECIPE_IMPL_H
 
+#include <string.h>
+
 #include "core-impl.h"
 #include "fpkit-tensor.h"
 #include "kernels.h"
@@ -31,6 +33,21 @@ typedef struct fpki_block_plan {
     uint32_t decode;   /* the block's decoding scale, float32 bits (with
                           the tensor's for NVFP4): values are P * decode */
 } fpki_block_plan;
+
+/* A float32's bits, and the float32 of bits. */
+static inline uint32_t fpki_f32_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+static inline float fpki_f32_value(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
 
 /* Float32 arithmetic on bits, rounded to nearest even by the core. */
 uint32_t fpki_f32_mul(uint32_t a, uint32_t b);
@@ -150,6 +167,36 @@ int fpki_recipe_quantize_rows(const fpk_recipe_plan *p, const float *x, size_t r
 bool fpki_recipe_fast(const fpk_recipe *r);
 int fpki_recipe_fast_rows(const fpk_recipe_plan *t, const float *in, size_t row0, size_t nrows,
                           fpk_quantized *q, fpk_recipe_stats *s, fpki_isa isa);
+
+/* The rows ROW0 .. END - 1 of a view COLS wide, as blocks BH x BW of a
+ * grid BROWS x BCOLS: PART_OF_ONE where they are the view's one block
+ * seen in part (its extremes then the tensor's, from the plan). */
+typedef struct fpki_recipe_band {
+    size_t row0, end, cols;
+    size_t bh, bw, brows, bcols;
+    bool part_of_one;
+} fpki_recipe_band;
+fpki_recipe_band fpki_recipe_band_of(const fpk_recipe_plan *t, size_t row0, size_t nrows);
+
+/* Block (BI, BJ) of band B: its rows R0 .. R1 - 1 in the band, its
+ * columns C0 .. C1 - 1, and whether its first row is in the band (FIRST:
+ * its scale and statistics are this band's to give). */
+typedef struct fpki_recipe_block {
+    size_t r0, r1, c0, c1;
+    bool first;
+} fpki_recipe_block;
+fpki_recipe_block fpki_recipe_block_at(const fpki_recipe_band *b, size_t bi, size_t bj);
+
+/* The general path (recipe_run.c), one step at a time: block K's plan
+ * from its elements in band B of T at IN (the band's first row), *BMAX
+ * and *BMIN its extremes as float32 bits; and element V (float32 bits) of
+ * a block of plan P rounded by the core with SR counter AT: its code, *Y
+ * its value (float32 bits), *FLAGS its flags. */
+fpki_block_plan fpki_recipe_general_plan(const fpk_recipe_plan *t, const fpki_recipe_band *b,
+                                         const fpki_recipe_block *k, const float *in,
+                                         uint32_t *bmax, uint32_t *bmin);
+uint8_t fpki_recipe_general_element(const fpk_recipe *r, const fpki_block_plan *p, uint32_t v,
+                                    uint64_t at, uint32_t *y, unsigned *flags);
 
 /* The extremes of the N float32s at X into *E (recipe_run.c), with the
  * kernels of set ISA or (GENERAL) by a plain loop. */

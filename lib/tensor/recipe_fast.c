@@ -19,20 +19,6 @@ bool fpki_recipe_fast(const fpk_recipe *r)
     return r->round == FPK_RNE || r->round == FPK_SR;
 }
 
-static float f32(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-static uint32_t bits32(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
 /* floor(log2) of the float32 magnitude bits A (finite, nonzero), and
  * whether A is a power of two. */
 static int floor_log2(uint32_t a)
@@ -67,13 +53,14 @@ static bool fast_init(fast_state *f, const fpk_recipe_plan *t)
     fpk_ctx c = fpk_ctx_default();
     memset(f, 0, sizeof *f);
     f->t = t;
-    f->max = f32((uint32_t)fpk_convert(&fpk_fp32, r->elem, r->elem->max_finite, &c));
+    f->max = fpki_f32_value((uint32_t)fpk_convert(&fpk_fp32, r->elem, r->elem->max_finite, &c));
     f->max64 = (double)f->max;
     if (sf != &fpk_fp32) {
-        f->lo = f32((uint32_t)fpk_convert(&fpk_fp32, sf, (fpk_bits)1 << sf->man_bits, &c));
-        f->hi = f32((uint32_t)fpk_convert(&fpk_fp32, sf, sf->max_finite, &c));
+        f->lo = fpki_f32_value(
+            (uint32_t)fpk_convert(&fpk_fp32, sf, (fpk_bits)1 << sf->man_bits, &c));
+        f->hi = fpki_f32_value((uint32_t)fpk_convert(&fpk_fp32, sf, sf->max_finite, &c));
     }
-    f->margin = f32((uint32_t)(127 - r->margin) << 23);
+    f->margin = fpki_f32_value((uint32_t)(127 - r->margin) << 23);
     if (!fpki_keyed(r))
         return true;
     /* beyond the scale format's range every k has its clamped plan */
@@ -132,7 +119,7 @@ static fpki_plan_key fast_key(const fast_state *f, uint32_t amax)
             key.k = (int)((amax + (UINT32_C(1) << (22 - e->man_bits))) >> 23) - 127 - e->emax;
             break;
         default: {
-            uint32_t q = bits32(f32(amax) / f->max);
+            uint32_t q = fpki_f32_bits(fpki_f32_value(amax) / f->max);
             key.k = q ? floor_log2(q) + !is_pow2(q) : INT32_MIN;
             break;
         }
@@ -141,12 +128,12 @@ static fpki_plan_key fast_key(const fast_state *f, uint32_t amax)
     }
     float q, lo = 0;
     if (r->rule == FPK_SCALE_NVFP4_TORCHAO) {
-        q = f32(amax) / 6.0f / f32(f->t->global);
+        q = fpki_f32_value(amax) / 6.0f / fpki_f32_value(f->t->global);
         lo = f->lo;
     } else if (fpki_nvfp4_rule(r->rule)) {
-        q = f32(amax) * f32(f->t->g6);
+        q = fpki_f32_value(amax) * fpki_f32_value(f->t->g6);
     } else {
-        q = f32(amax) / f->max;
+        q = fpki_f32_value(amax) / f->max;
         lo = f->lo;
     }
     if (q < lo) {
@@ -156,7 +143,7 @@ static fpki_plan_key fast_key(const fast_state *f, uint32_t amax)
         key.sat = true;
         q = f->hi;
     }
-    key.code = fpki_f32_to_small(r->scale, bits32(q));
+    key.code = fpki_f32_to_small(r->scale, fpki_f32_bits(q));
     return key;
 }
 
@@ -167,13 +154,14 @@ static uint32_t fast_multiplier(const fast_state *f, uint32_t amax)
 {
     const fpk_recipe_plan *t = f->t;
     const fpk_recipe *r = &t->recipe;
-    double a = t->delayed ? t->delayed_amax : (double)f32(amax) < 1e-12 ? 1e-12 : (double)f32(amax);
+    const double v = (double)fpki_f32_value(amax);
+    double a = t->delayed ? t->delayed_amax : v < 1e-12 ? 1e-12 : v;
     if (t->delayed && !(a > 0 && a <= DBL_MAX))
         return FPKI_F32_ONE;
     float s = (float)(f->max64 / a);
     if (r->margin)
         s *= f->margin;
-    uint32_t b = bits32(s);
+    uint32_t b = fpki_f32_bits(s);
     if (r->pow2 && b)
         b = b >> 23 ? b & UINT32_C(0xff800000) : UINT32_C(1) << (31 - __builtin_clz(b));
     return b;
@@ -189,7 +177,7 @@ static fpki_block_plan fast_plan(fast_state *f, uint32_t amax, bool nonfinite)
     if (!fpki_keyed(r)) { /* fpki_amax_plan, the decoding scale 1/m in host arithmetic */
         fpki_block_plan p = {.how = FPKI_SCALE_MUL, .zero = amax == 0};
         p.m = fast_multiplier(f, amax);
-        p.decode = p.scale = bits32(1.0f / f32(p.m));
+        p.decode = p.scale = fpki_f32_bits(1.0f / fpki_f32_value(p.m));
         return p;
     }
     fpki_plan_key key = fast_key(f, amax);

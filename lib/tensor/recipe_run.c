@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fast-check.h"
 #include "recipe-impl.h"
 
 /* The best path for R on this CPU. */
@@ -15,30 +16,17 @@ static fpki_recipe_path best_path(void)
     return (fpki_recipe_path){.general = false, .isa = fpki_isa_best()};
 }
 
-static uint32_t bits_of(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
-}
-
-static float float_of(uint32_t b)
-{
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
-}
-
 void fpki_recipe_extremes(const float *x, size_t n, fpk_recipe_range *e, fpki_recipe_path path)
 {
-    uint32_t hi = bits_of(e->amax), lo = e->amin != 0 ? bits_of(e->amin) : FPKI_F32_INFINITY;
+    uint32_t hi = fpki_f32_bits(e->amax);
+    uint32_t lo = e->amin != 0 ? fpki_f32_bits(e->amin) : FPKI_F32_INFINITY;
     uint8_t nonfinite = e->nonfinite;
     if (n && !path.general) {
         fpki_blockq_extremes_fns[path.isa]((const uint32_t *)(const void *)x, n, n, &hi, &lo,
                                            &nonfinite);
     } else {
         for (size_t i = 0; i < n; i++) {
-            uint32_t a = bits_of(x[i]) & FPKI_F32_MAGNITUDE;
+            uint32_t a = fpki_f32_bits(x[i]) & FPKI_F32_MAGNITUDE;
             if (a >= FPKI_F32_INFINITY)
                 nonfinite = 1;
             else if (a > hi)
@@ -47,8 +35,8 @@ void fpki_recipe_extremes(const float *x, size_t n, fpk_recipe_range *e, fpki_re
                 lo = a;
         }
     }
-    e->amax = float_of(hi);
-    e->amin = lo < FPKI_F32_INFINITY ? float_of(lo) : 0;
+    e->amax = fpki_f32_value(hi);
+    e->amin = lo < FPKI_F32_INFINITY ? fpki_f32_value(lo) : 0;
     e->nonfinite = nonfinite;
 }
 
@@ -80,18 +68,18 @@ static fpk_bits round_element(const fpk_recipe *r, const fpki_block_plan *p, uin
     return z;
 }
 
-/* The block rows of a band: block height BH, and whether the band's
- * blocks are the one block of the whole view, seen in part (its extremes
- * then from the plan). */
-typedef struct band {
-    size_t bh, bw, brows, bcols;
-    bool part_of_one;
-} band;
+uint8_t fpki_recipe_general_element(const fpk_recipe *r, const fpki_block_plan *p, uint32_t v,
+                                    uint64_t at, uint32_t *y, unsigned *flags)
+{
+    uint8_t code = (uint8_t)round_element(r, p, v, at, flags);
+    *y = p->nan ? FPKI_F32_NAN : fpki_recipe_element_value(r->elem, code, p->decode);
+    return code;
+}
 
-static band band_of(const fpk_recipe_plan *t, size_t nrows)
+fpki_recipe_band fpki_recipe_band_of(const fpk_recipe_plan *t, size_t row0, size_t nrows)
 {
     const fpk_recipe *r = &t->recipe;
-    band b;
+    fpki_recipe_band b = {.row0 = row0, .end = row0 + nrows, .cols = t->cols};
     fpk_recipe_blocks(r, t->rows, t->cols, &b.brows, &b.bcols);
     b.bh = r->block_rows ? r->block_rows : t->rows;
     b.bw = r->block_cols ? r->block_cols : t->cols;
@@ -99,51 +87,65 @@ static band band_of(const fpk_recipe_plan *t, size_t nrows)
     return b;
 }
 
+fpki_recipe_block fpki_recipe_block_at(const fpki_recipe_band *b, size_t bi, size_t bj)
+{
+    fpki_recipe_block k = {.first = bi * b->bh >= b->row0, .c0 = bj * b->bw};
+    k.r0 = bi * b->bh < b->row0 ? b->row0 : bi * b->bh;
+    k.r1 = bi * b->bh + b->bh < b->end ? bi * b->bh + b->bh : b->end;
+    k.c1 = k.c0 + b->bw < b->cols ? k.c0 + b->bw : b->cols;
+    return k;
+}
+
+fpki_block_plan fpki_recipe_general_plan(const fpk_recipe_plan *t, const fpki_recipe_band *b,
+                                         const fpki_recipe_block *k, const float *in,
+                                         uint32_t *bmax, uint32_t *bmin)
+{
+    fpk_recipe_range e = {0};
+    if (b->part_of_one)
+        e = t->tensor;
+    else
+        for (size_t i = k->r0; i < k->r1; i++)
+            fpki_recipe_extremes(in + (i - b->row0) * b->cols + k->c0, k->c1 - k->c0, &e,
+                                 (fpki_recipe_path){.general = true});
+    *bmax = fpki_f32_bits(e.amax);
+    *bmin = fpki_f32_bits(e.amin);
+    return fpki_block_plan_of(t, *bmax, e.nonfinite);
+}
+
 /* The general path over rows ROW0 .. ROW0 + NROWS - 1 (at IN). */
 static void general_rows(const fpk_recipe_plan *t, const float *in, size_t row0, size_t nrows,
                          fpk_quantized *q, fpk_recipe_stats *s)
 {
     const fpk_recipe *r = &t->recipe;
-    const size_t cols = t->cols, end = row0 + nrows;
-    const band b = band_of(t, nrows);
-    for (size_t bi = row0 / b.bh; bi * b.bh < end; bi++) {
-        size_t r0 = bi * b.bh < row0 ? row0 : bi * b.bh;
-        size_t r1 = bi * b.bh + b.bh < end ? bi * b.bh + b.bh : end;
-        bool first = bi * b.bh >= row0;
+    const size_t cols = t->cols;
+    const fpki_recipe_band b = fpki_recipe_band_of(t, row0, nrows);
+    for (size_t bi = row0 / b.bh; bi * b.bh < b.end; bi++) {
         for (size_t bj = 0; bj < b.bcols; bj++) {
-            size_t c0 = bj * b.bw, c1 = c0 + b.bw < cols ? c0 + b.bw : cols;
-            fpk_recipe_range e = {0};
-            if (b.part_of_one)
-                e = t->tensor;
-            else
-                for (size_t i = r0; i < r1; i++)
-                    fpki_recipe_extremes(in + (i - row0) * cols + c0, c1 - c0, &e,
-                                         (fpki_recipe_path){.general = true});
-            uint32_t bmax = bits_of(e.amax), bmin = bits_of(e.amin);
-            const fpki_block_plan p = fpki_block_plan_of(t, bmax, e.nonfinite);
-            if (first && q->scales)
+            const fpki_recipe_block k = fpki_recipe_block_at(&b, bi, bj);
+            uint32_t bmax, bmin;
+            const fpki_block_plan p = fpki_recipe_general_plan(t, &b, &k, in, &bmax, &bmin);
+            if (k.first && q->scales)
                 q->scales[bi * b.bcols + bj] = p.scale;
-            for (size_t i = r0; i < r1; i++) {
+            for (size_t i = k.r0; i < k.r1; i++) {
                 fpki_recipe_lanes lanes = {{0}, {0}};
-                for (size_t j = c0; j < c1; j++) {
+                for (size_t j = k.c0; j < k.c1; j++) {
                     size_t at = i * cols + j;
-                    uint32_t v = bits_of(in[(i - row0) * cols + j]), y;
+                    uint32_t v = fpki_f32_bits(in[(i - row0) * cols + j]), y;
                     unsigned fl;
-                    uint8_t code = (uint8_t)round_element(r, &p, v, at, &fl);
-                    y = p.nan ? FPKI_F32_NAN : fpki_recipe_element_value(r->elem, code, p.decode);
+                    uint8_t code = fpki_recipe_general_element(r, &p, v, at, &y, &fl);
                     q->flags |= fl;
                     if (q->codes)
                         q->codes[at] = code;
                     if (q->y)
-                        q->y[at] = float_of(y);
+                        q->y[at] = fpki_f32_value(y);
                     if (s)
                         fpki_recipe_stats_element(s, &p, v, code, y, fl, &lanes,
-                                                  (int)((j - c0) % 16));
+                                                  (int)((j - k.c0) % 16));
                 }
                 if (s)
                     fpki_recipe_stats_run(s, &lanes);
             }
-            if (first && s)
+            if (k.first && s)
                 fpki_recipe_stats_block(s, &p, bmax, bmin);
         }
     }
@@ -153,7 +155,7 @@ static void general_rows(const fpk_recipe_plan *t, const float *in, size_t row0,
  * fpk_recipe_quantize_rows). */
 static bool whole_blocks(const fpk_recipe_plan *t, size_t row0, size_t nrows, fpk_error *err)
 {
-    const band b = band_of(t, nrows);
+    const fpki_recipe_band b = fpki_recipe_band_of(t, row0, nrows);
     const char *why = NULL;
     if (row0 > t->rows || nrows > t->rows - row0)
         why = "rows beyond the view";
@@ -179,10 +181,18 @@ static int quantize_band(const fpk_recipe_plan *t, const float *in, size_t row0,
     q->amax = t->tensor.amax;
     q->global = t->global;
     int rc = FPK_OK;
-    if (!path.general && fpki_recipe_fast(&t->recipe))
+    if (!path.general && fpki_recipe_fast(&t->recipe)) {
+#ifdef FPK_ASSERTIONS
+        /* the general path's results for a sample, before Q's values
+         * may write over IN */
+        fpki_recipe_check check;
+        fpki_recipe_expect(&check, t, in, row0, nrows);
+#endif
         rc = fpki_recipe_fast_rows(t, in, row0, nrows, q, s, path.isa);
-    else
+        FPKI_ASSERT(rc || fpki_recipe_agrees(&check, q));
+    } else {
         general_rows(t, in, row0, nrows, q, s);
+    }
     if (s)
         fpki_recipe_stats_round(s);
     return rc ? no_memory(err) : FPK_OK;

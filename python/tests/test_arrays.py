@@ -4,7 +4,8 @@ and every edge case: each value of the format, each midpoint between
 neighbours, one float32 ulp either side of both, the specials), against
 the C library's scalar conversion (tests/mldtypes_dump, fpk_convert per
 element), and stochastic rounding against the rule of docs/DESIGN.md
-written here with NumPy, reproducible from the seed."""
+"Stochastic rounding" written here with NumPy, reproducible from the
+seed."""
 
 import numpy as np
 import pytest

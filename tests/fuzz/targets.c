@@ -43,7 +43,8 @@ static const char *write_scratch(int slot, const char *name, const uint8_t *data
     char *path = scratch_files[slot];
     snprintf(path, sizeof scratch_files[slot], "%s/%s", scratch_dir, name);
     /* Overwritten, then cut to size: ext4 flushes a file truncated to
-     * zero and written again when it is closed, a hundred times slower. */
+     * zero and written again when it is closed, which would make every
+     * input wait on the disk. */
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     fuzz_check(fd >= 0, "cannot write the scratch file");
     for (size_t done = 0; done < size;) {
