@@ -16,8 +16,6 @@
 #include "mpi_job.h"
 #endif
 
-#define CHUNK ((size_t)1 << 20) /* elements of a read's chunk at most */
-
 /* A pass over the rows: the recipes it does (the delayed ones, or the
  * others). */
 typedef struct pass {
@@ -36,32 +34,6 @@ bool recipe_db(double x2, double e2, double *db)
     if (!(x2 > 0))
         return false;
     *db = e2 > 0 ? 10 * log10(x2 / e2) : INFINITY;
-    return true;
-}
-
-/* A tensor read into float32. */
-typedef struct tensor_buf {
-    float *x;
-    bool f32; /* read as stored, else as doubles rounded to float32 */
-} tensor_buf;
-
-static size_t chunk_next(void *arg, uint64_t pos, uint64_t left)
-{
-    (void)arg, (void)pos;
-    return left < CHUNK ? (size_t)left : CHUNK;
-}
-
-static bool chunk_copy(void *arg, int k, const void *data, uint64_t first, size_t n)
-{
-    (void)k;
-    tensor_buf *b = arg;
-    if (b->f32) {
-        memcpy(b->x + first, data, n * sizeof *b->x);
-    } else {
-        const double *d = data;
-        for (size_t i = 0; i < n; i++)
-            b->x[first + i] = (float)d[i]; /* to nearest even */
-    }
     return true;
 }
 
@@ -159,20 +131,18 @@ static bool job(scan_worker *w, size_t i, void *arg)
     recipe_row *row = &run->rows[i];
     const scan_tensor *t = &run->s->tensors[row->tensor];
     uint64_t n = t->t.count;
-    tensor_buf b = {.x = cli_xcalloc_pages(n ? (size_t)n : 1, sizeof(float)),
-                    .f32 = t->t.dtype == FPK_DTYPE_F32};
+    float *x = cli_xcalloc_pages(n ? (size_t)n : 1, sizeof(float));
     int nt = scan_inner(w);
-    bool ok = scan_share(w, t, nt, CHUNK, b.f32 ? SCAN_AS_STORED : SCAN_AS_DOUBLE, chunk_next,
-                         chunk_copy, &b);
+    bool ok = scan_read_floats(w, t, nt, x);
     if (ok && !p->delayed)
-        view_counts(row, b.x, n);
+        view_counts(row, x, n);
     if (nt > run->nrecipes)
         nt = run->nrecipes;
     share *sh = cli_xcalloc((size_t)nt, sizeof *sh);
     pthread_t *th = cli_xcalloc((size_t)nt, sizeof *th);
     int started = 0;
     for (int k = 0; ok && k < nt; k++) {
-        sh[k] = (share){.p = p, .row = i, .x = b.x, .k = k, .nt = nt,
+        sh[k] = (share){.p = p, .row = i, .x = x, .k = k, .nt = nt,
                         .st = cli_xcalloc(1, sizeof(fpk_recipe_stats)),
                         .h = cli_xcalloc(1, sizeof(fpk_amax_history))};
         if (k && pthread_create(&th[k], NULL, share_run, &sh[k]) != 0)
@@ -191,7 +161,7 @@ static bool job(scan_worker *w, size_t i, void *arg)
     }
     free(sh);
     free(th);
-    free(b.x);
+    free(x);
     if (ok) /* the quantisation's share of the progress line */
         for (int j = 0; j < run->nrecipes; j++)
             if (is_delayed(&run->recipes[j].recipe) == p->delayed)
