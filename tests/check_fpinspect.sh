@@ -614,17 +614,10 @@ usage_error 'option --recipe needs the VALUEs' --recipe nvfp4
 # both signs, under the recipes it knows; each element's code value, the
 # decoded value, the counts and the SQNR must agree (and NVFP4's global
 # scale).  FPINSPECT_SEED replays a run.
-np_py=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy' >/dev/null 2>&1; then
-        np_py=$p
-        break
-    fi
-done
-if [ -n "$np_py" ]; then
+if have_modules numpy; then
     seed=${FPINSPECT_SEED:-$(date +%s)}
     echo "recipe blocks: FPINSPECT_SEED=$seed"
-    "$np_py" - "$seed" >"$tmp/blocks.txt" <<'EOF'
+    "$py" - "$seed" >"$tmp/blocks.txt" <<'EOF'
 import sys
 import numpy as np
 rng = np.random.default_rng(int(sys.argv[1]))
@@ -639,7 +632,7 @@ EOF
         nb=$((nb + 1))
         good "block$nb" --json --recipe "$recipe" "$values"
     done <"$tmp/blocks.txt"
-    if "$np_py" - "$srcdir/tests" "$tmp" <<'EOF'; then ok; else bad "recipe blocks: NumPy disagrees (FPINSPECT_SEED=$seed)"; fi
+    if "$py" - "$srcdir/tests" "$tmp" <<'EOF'; then ok; else bad "recipe blocks: NumPy disagrees (FPINSPECT_SEED=$seed)"; fi
 import json, math, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])

@@ -283,17 +283,10 @@ has mxsweep-text '^  mxfp8-e4m3: 100% lost at lr 0\.015625, 0 at lr 0\.25; half 
 # NumPy model of them: per tensor W0 = Q(w), W1 = Q(float32(W0 + dw)),
 # and the counts of lost, more than half lost and the ratio bins, the
 # ratios taken exactly.
-np_py=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy' >/dev/null 2>&1; then
-        np_py=$p
-        break
-    fi
-done
-if [ -n "$np_py" ]; then
+if have_modules numpy; then
     good sample-recipes --json - --formats fp16 --seeds 1 \
         --recipes nvfp4,mxfp8-e4m3,mxfp4,fp8-block128,fp8-tensor-current "$sample/step-000300.safetensors"
-    if "$np_py" - "$srcdir/tests" "$tmp/sample-recipes.out" "$sample/step-000300.safetensors" <<'EOF'; then ok; else bad "sample-recipes: NumPy disagrees"; fi
+    if "$py" - "$srcdir/tests" "$tmp/sample-recipes.out" "$sample/step-000300.safetensors" <<'EOF'; then ok; else bad "sample-recipes: NumPy disagrees"; fi
 import json, sys
 from fractions import Fraction
 import numpy as np
