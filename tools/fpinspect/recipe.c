@@ -40,18 +40,16 @@ typedef struct quantised {
     fpk_recipe_stats st;
 } quantised;
 
+/* A float32 from its bits and back, through the library: exact. */
 static float f32(uint32_t b)
 {
-    float f;
-    memcpy(&f, &b, sizeof f);
-    return f;
+    return (float)fpk_to_double(&fpk_fp32, b);
 }
 
 static uint32_t bits32(float f)
 {
-    uint32_t b;
-    memcpy(&b, &f, sizeof b);
-    return b;
+    fpk_ctx c = fpk_ctx_default();
+    return (uint32_t)fpk_from_double(&fpk_fp32, (double)f, &c);
 }
 
 /* Whether S is a bit pattern in fpinspect's sense: an unsigned 0x without

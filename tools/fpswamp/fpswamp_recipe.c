@@ -64,18 +64,13 @@ static bool counted(double w, double u)
 static void step_input(const sw_run *run, const double *u, double lr, const float *w0, size_t n,
                        float *d, float *s)
 {
+    const fpk_format *f = &fpk_fp32;
     fpk_ctx c = fpk_ctx_default();
     for (size_t i = 0; i < n; i++) {
-        uint32_t wb, db, z;
-        d[i] = (float)u[i]; /* an infinity or a NaN as it is */
-        if (isfinite(u[i])) {
-            db = (uint32_t)sw_update_in(run, &fpk_fp32, u[i], lr);
-            memcpy(&d[i], &db, sizeof db);
-        }
-        memcpy(&wb, &w0[i], sizeof wb);
-        memcpy(&db, &d[i], sizeof db);
-        z = (uint32_t)fpk_add(&fpk_fp32, wb, db, &c);
-        memcpy(&s[i], &z, sizeof z);
+        /* (an infinite or NaN update as it is) */
+        d[i] = isfinite(u[i]) ? (float)fpk_to_double(f, sw_update_in(run, f, u[i], lr)) : (float)u[i];
+        fpk_bits a = fpk_from_double(f, w0[i], &c), b = fpk_from_double(f, d[i], &c);
+        s[i] = (float)fpk_to_double(f, fpk_add(f, a, b, &c));
     }
 }
 
