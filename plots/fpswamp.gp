@@ -3,14 +3,16 @@
 # with these variables:
 #   datafile  kind "bars": lines "LABEL P1 P2 ...", per tensor (and the
 #             total, last) the percentage of its nonzero updates lost in
-#             each format under round to nearest even;
+#             each format under round to nearest even, then stored under
+#             each recipe;
 #             kind "sweep": lines "LR P1 P2 ...", per learning rate the
 #             percentage lost over all tensors
 #   out, term         output file, and "png" (pngcairo) or "svg"
 #   width, height     pixels (PNG) or points (SVG)
 #   kind              "bars" or "sweep"
 #   title             shown as is (not enhanced text)
-#   fmtnames          format names, space-separated, in the columns' order
+#   fmtnames          format names, then recipe names, space-separated, in
+#                     the columns' order
 
 if (!exists("term")) term = "png"
 if (!exists("width")) width = 1000

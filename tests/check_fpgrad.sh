@@ -20,16 +20,12 @@ manpage=$srcdir/man/fpgrad.1
 tool=fpgrad tool_bin=$FPGRAD
 . "$srcdir/tests/toolcheck.sh"
 need_python
-# numpy may live in the system python3 rather than the first on PATH.
 have_numpy=no
 numpy_python=
-for py in python3 /usr/bin/python3; do
-    if "$py" -c 'import numpy' >/dev/null 2>&1; then
-        have_numpy=yes
-        numpy_python=$py
-        break
-    fi
-done
+if have_modules numpy; then
+    have_numpy=yes
+    numpy_python=$py
+fi
 
 # The data, and what fpgrad must find in it (expect.json).
 python3 - "$tmp" <<'EOF'

@@ -23,16 +23,9 @@ need_python
 
 # The ranking and every number under it, against numpy.
 good json --recipes standard --json - --threads 2 "$sample"
-numpy_python=
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy' >/dev/null 2>&1; then
-        numpy_python=$p
-        break
-    fi
-done
-if [ -z "$numpy_python" ]; then
+if ! have_modules numpy; then
     skipped "numpy: the ranking recomputed (needs numpy)"
-elif "$numpy_python" "$srcdir/tests/recipes_numpy.py" "$tmp/json.out" "$sample"/*.safetensors \
+elif "$py" "$srcdir/tests/recipes_numpy.py" "$tmp/json.out" "$sample"/*.safetensors \
     >"$tmp/numpy.txt" 2>&1; then
     ok
 else

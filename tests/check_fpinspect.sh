@@ -513,6 +513,146 @@ json json-info-e8m0 'd["width"] == 8 and d["min_normal"] == {"bits": "0x00", "va
     and d["min_subnormal"] == {"bits": "none", "value": "none"} and d["nan"] == "0xff"
     and d["to_zero"]["negative"] == "no negative numbers"'
 
+# --recipe: a block quantised under a recipe, against answers worked out
+# by hand and against tests/recipes_numpy.py, a NumPy model of the
+# recipes written from their published descriptions.
+#
+# mxfp4 on 1..8: amax 8 gives k = floor(log2 8) - emax(e2m1) = 3 - 2 = 1,
+# the E8M0 scale 2^1 = 0x80; x / 2 = 0.5 .. 4 rounds into e2m1's {0, 0.5,
+# 1, 1.5, 2, 3, 4, 6}, 2.5 and 3.5 ties to the even 2 and 4: the values are
+# 1 2 3 4 4 6 8 8, the errors 0 0 0 0 -1 0 1 0, the SQNR 10 log10(204 / 2)
+# = 20.086 dB; codes 1 2 3 4 4 5 6 6 pack low nibble first into 21 43 54
+# 66; 0.5 (from 1) is e2m1's one subnormal.
+good recipe-mxfp4 --json --recipe mxfp4 1,2,3,4,5,6,7,8
+json recipe-mxfp4 'len(docs) == 1 and d["recipe"] == "mxfp4" and d["spelled"] == "e2m1/e8m0/floor/1x32"
+    and [float(e["value"]["value"]) for e in d["elements"]] == [1, 2, 3, 4, 4, 6, 8, 8]
+    and [e["error"] for e in d["elements"]] == [0, 0, 0, 0, -1, 0, 1, 0]
+    and [e["code"] for e in d["elements"]] == ["0x1", "0x2", "0x3", "0x4", "0x4", "0x5", "0x6", "0x6"]
+    and abs(d["sqnr_db"] - 20.086001717619175) < 1e-9 and d["x2"] == 204 and d["e2"] == 2
+    and d["packed_elements"] == "21435466" and d["packed_scales"] == "80"
+    and d["blocks"][0]["scale"] == {"bits": "0x80", "value": "2"}
+    and d["blocks"][0]["decodes_as"]["value"] == "2" and d["blocks"][0]["amax"]["value"] == "8"
+    and (d["flushed"], d["saturated"], d["subnormal"]) == (0, 0, 1)
+    and d["shape"] == [8] and d["view"] == [1, 8] and d["grid"] == [1, 1]
+    and d["global"]["value"] == "1" and [e["note"] for e in d["elements"]][:2] == ["subnormal", ""]'
+good recipe-mxfp4-text --recipe mxfp4 1,2,3,4,5,6,7,8
+has recipe-mxfp4-text '^mxfp4, 8 values in 1 block: SQNR 20\.09 dB, 0 flushed to zero, 0 saturated, 1 subnormal\.$' \
+    '^  0 +0-7 +8 +0x80 +2\^1 +2$' '^  4 +0 +5 +0x4 +2 +4 +-1 +20\.00%$' '^  scales +80 \(1 byte\)$'
+# Comma-separated or word by word, the same block.
+good recipe-mxfp4-words --recipe mxfp4 1,2 3 4,5,6 7 8
+same recipe-mxfp4-text recipe-mxfp4-words
+# Two 2x2 blocks of 2 x 4 values, rows 1 2 0.25 8 and 3 4 5 7: the first
+# block, 1 2 / 3 4, amax 4, k = 2 - 2 = 0, is exact; the second, 0.25 8 /
+# 5 7, amax 8, k = 1: 0.125 flushes to zero, 4 stays, 2.5 and 3.5 tie to 2
+# and 4, so 0 8 4 8.  SQNR 10 log10(168.0625 / 2.0625) = 19.1108 dB.
+good recipe-2d --json --recipe e2m1/e8m0/floor/2x2 --shape 2,4 1,2,0.25,8 3,4,5,7
+json recipe-2d 'd["view"] == [2, 4] and d["block"] == [2, 2] and d["grid"] == [1, 2]
+    and [float(e["value"]["value"]) for e in d["elements"]] == [1, 2, 0, 8, 3, 4, 4, 8]
+    and [e["block"] for e in d["elements"]] == [0, 0, 1, 1, 0, 0, 1, 1]
+    and [b["scale"]["bits"] for b in d["blocks"]] == ["0x7f", "0x80"]
+    and [b["cols"] for b in d["blocks"]] == [[0, 2], [2, 4]] and d["flushed"] == 1
+    and abs(d["sqnr_db"] - 19.110768623454142) < 1e-9 and d["elements"][2]["note"] == "to zero"
+    and d["elements"][5]["index"] == [1, 1]'
+# NVFP4 on 1, 2, 0.1 (0.1 is rounded to float32 first): the tensor's
+# amax 2 gives S_enc = 2688 / 2 = 1344 and the global scale 1/1344 in
+# float32 (0x3a430c31); the block's scale is 448 in E4M3 (0x7e), so an
+# element decodes as 448/1344 = 1/3 of its code's value: 1 and 2 become 3
+# and 6, and 0.1, 0.3 scaled, rounds up to 0.5, a subnormal.
+good recipe-nvfp4 --json --recipe nvfp4 1,2,0.1
+json recipe-nvfp4 'd["global"]["bits"] == "0x3a430c31" and d["blocks"][0]["scale"]["bits"] == "0x7e"
+    and d["inputs_rounded"] == 1 and d["elements"][2]["x"]["bits"] == "0x3dcccccd"
+    and [e["element"] for e in d["elements"]] == ["3", "6", "0.5"] and d["flushed"] == 0
+    and d["subnormal"] == 1'
+# A NaN or an infinity makes its block NaN; the others keep theirs: the
+# second row, 0.5 and 0.25, takes k = floor(log2 0.5) - 2 = -3 (0x7c) and
+# is exact, 4 and 2 in e2m1.
+good recipe-nan --json --recipe mxfp4 --shape 2,2 -nan,1 0.5,0.25
+json recipe-nan 'd["nan_blocks"] == 1 and d["grid"] == [2, 1]
+    and [b["scale"]["bits"] for b in d["blocks"]] == ["0xff", "0x7c"]
+    and d["elements"][1]["note"] == "NaN block" and d["elements"][1]["value"]["value"] == "nan"
+    and [e["element"] for e in d["elements"][2:]] == ["4", "2"] and d["nonfinite"] == 1
+    and d["sqnr_db"] == "inf"'
+good recipe-rht --recipe nvfp4-rht 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
+has recipe-rht '^  i +block +input +rht +code +element +value +error +rel +note$' \
+    '^  0 +0 +1 +-15\.5 +0xf +-6 +-17\.5 +-2 +12\.90% +max$'
+good recipe-delayed --recipe fp8-tensor-delayed 1,2,3e-5
+has recipe-delayed "^  history +none: as if it held this block's amax$"
+# Wide values and every column fit 100 columns.
+good recipe-wide --recipe nvfp4-rht -1.17549435e-38,3.4028235e38,1e-45,-7.7e-39,1,2,3,4,5,6,7,8,9,10,11,12 \
+    -1.17549435e-38,3.4028235e38,1e-45,-7.7e-39,1,2,3,4,5,6,7,8,9,10,11,12
+good recipe-wide2 --recipe fp8-block128 --shape 3,100 \
+    "$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%s%.3g", i ? "," : "", (i - 150) * 1.7e-7 }')"
+fits recipe-mxfp4-text recipe-rht recipe-delayed recipe-wide recipe-wide2
+# Bad input: one line, status 2.
+usage_error 'option --recipe: recipe "nvfp5": expected ELEM/SCALE/RULE/ROWSxCOLS or a preset name' \
+    --recipe nvfp5 1,2
+usage_error 'recipe nvfp4-2d quantises blocks of 16 rows: give 256 values for one block \(3 given\)' \
+    --recipe nvfp4-2d 1,2,3
+usage_error '--shape 2,3 holds 6 values; 5 given' --recipe nvfp4 --shape 2,3 1,2,3,4,5
+usage_error 'value "0x3c00" is a bit pattern' --recipe nvfp4 1,0x3c00
+usage_error 'values "1,,2": an empty value at offset 2' --recipe nvfp4 1,,2
+usage_error 'value "abc": unexpected character "a" at offset 0' --recipe nvfp4 1,abc
+usage_error '1 x 3 values: recipe: the RHT needs rows of a multiple of 16' --recipe nvfp4-rht 1,2,3
+usage_error 'option --to does not apply to --recipe' --recipe nvfp4 --to fp16 1
+usage_error 'option --shape goes with --recipe' --shape 2,2 1,2,3,4
+usage_error 'option --recipe needs the VALUEs' --recipe nvfp4
+
+# The NumPy model: blocks of values spanning many binades, with zeros and
+# both signs, under the recipes it knows; each element's code value, the
+# decoded value, the counts and the SQNR must agree (and NVFP4's global
+# scale).  FPINSPECT_SEED replays a run.
+if have_modules numpy; then
+    seed=${FPINSPECT_SEED:-$(date +%s)}
+    echo "recipe blocks: FPINSPECT_SEED=$seed"
+    "$py" - "$seed" >"$tmp/blocks.txt" <<'EOF'
+import sys
+import numpy as np
+rng = np.random.default_rng(int(sys.argv[1]))
+for recipe in ("fp8-tensor-current", "fp8-block128", "mxfp8-e4m3", "mxfp4", "nvfp4"):
+    for n in (1, 16, 37, 64, 200):
+        x = (rng.standard_normal(n) * np.exp2(rng.integers(-12, 12, n))).astype(np.float32)
+        x[rng.random(n) < 0.1] = 0
+        print(recipe, ",".join(repr(float(v)) for v in x))
+EOF
+    nb=0
+    while read -r recipe values; do
+        nb=$((nb + 1))
+        good "block$nb" --json --recipe "$recipe" "$values"
+    done <"$tmp/blocks.txt"
+    if "$py" - "$srcdir/tests" "$tmp" <<'EOF'; then ok; else bad "recipe blocks: NumPy disagrees (FPINSPECT_SEED=$seed)"; fi
+import json, math, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import recipes_numpy as rn
+tmp = sys.argv[2]
+for k, line in enumerate(open(tmp + "/blocks.txt"), 1):
+    recipe, values = line.split()
+    x = np.array([float(v) for v in values.split(",")], dtype=np.float32).reshape(1, -1)
+    fn, elem = rn.RECIPES[recipe]
+    y, q, over = fn(x)
+    st = rn.stats(x, y, q, over, elem)
+    d = json.loads(open("%s/block%d.out" % (tmp, k)).read())
+    got_q = [float(e["element"]) for e in d["elements"]]
+    got_y = [float(e["value"]["value"]) for e in d["elements"]]
+    if got_q != list(q.ravel()) or got_y != list(y.astype(np.float64).ravel()):
+        sys.exit("block %d (%s): elements differ" % (k, recipe))
+    for c in ("flushed", "saturated", "subnormal"):
+        if d[c] != st[c]:
+            sys.exit("block %d (%s): %s %d, NumPy %d" % (k, recipe, c, d[c], st[c]))
+    db = rn.db(st["x2"], st["e2"])
+    if (db is None) != (d["sqnr_db"] is None) or (db is not None and db != math.inf
+                                                 and abs(db - d["sqnr_db"]) > 1e-9 * abs(db)):
+        sys.exit("block %d (%s): SQNR %s, NumPy %s" % (k, recipe, d["sqnr_db"], db))
+    if recipe == "nvfp4" and np.max(np.abs(x)) > 0:
+        glob = np.float32(1) / np.float32(np.float32(2688) / np.float32(np.max(np.abs(x))))
+        if float(d["global"]["value"]) != float(glob):
+            sys.exit("block %d: global scale %s, NumPy %r" % (k, d["global"]["value"], glob))
+print("recipe blocks: %d agree with NumPy" % k)
+EOF
+else
+    skipped "recipe blocks against NumPy (needs python3 with numpy)"
+fi
+
 # --help and --version: stdout, status 0.
 run help --help
 if [ "$(cat "$tmp/help.rc")" -eq 0 ] && [ ! -s "$tmp/help.err" ] &&
@@ -566,6 +706,15 @@ if [ -s "$tmp/shown.out" ] && cmp -s "$tmp/shown.out" "$tmp/fp16-3c00.out"; then
 else
     bad "$manpage: the output shown for fpinspect 0x3c00 --format fp16 is not what it prints:"
     diff -u "$tmp/shown.out" "$tmp/fp16-3c00.out" | head -n 20 || true
+fi
+sed -n '/^\.Dl fpinspect \\-\\-recipe mxfp4 1,2,3,4,5,6,7,8$/,/^\.Ed$/p' "$manpage" |
+    sed '1,2d;$d' | sed 's/\\-/-/g' >"$tmp/shown-recipe.out"
+echo >>"$tmp/shown-recipe.out"
+if [ -s "$tmp/shown-recipe.out" ] && cmp -s "$tmp/shown-recipe.out" "$tmp/recipe-mxfp4-text.out"; then
+    ok
+else
+    bad "$manpage: the output shown for fpinspect --recipe mxfp4 1,2,3,4,5,6,7,8 is not what it prints:"
+    diff -u "$tmp/shown-recipe.out" "$tmp/recipe-mxfp4-text.out" | head -n 20 || true
 fi
 
 summary

@@ -87,6 +87,20 @@ safetensors(os.path.join(out, "nopair.safetensors"), [
 safetensors(os.path.join(out, "shape.safetensors"), [
     ("weight/x", [2, 1], [1.0, 1.0]), ("update/x", [2], [1.0, 1.0]),
 ])
+# Recipes (mxfp8-e4m3, mxfp4): blocks of ones, their updates worked out by
+# hand below.
+safetensors(os.path.join(out, "mx.safetensors"), [
+    ("weight/m", [32], [1.0] * 32),
+    ("update/m", [32], [p2(-4)] * 8 + [0.07] * 8 + [-p2(-5)] * 8 + [-0.04] * 8),
+])
+safetensors(os.path.join(out, "mxsteps.safetensors"), [
+    ("weight/s", [2, 16], [1.0] * 32),
+    ("update/s", [2, 16], [0.07] * 16 + [0.03] * 16),
+])
+safetensors(os.path.join(out, "mxsweep.safetensors"), [
+    ("weight/w", [32], [1.0] * 32),
+    ("grad/w", [32], [-1.0] * 32),
+])
 # Two dumps paired by name: directories of .npy files.
 for d in ("w", "u", "u2"):
     os.mkdir(os.path.join(out, d))
@@ -100,12 +114,13 @@ EOF
 check() {
     name=$1
     if python3 - "$tmp/$name.out" "$2" <<'EOF'
-import json, sys
+import json, struct, sys
 path, expr = sys.argv[1:]
 d = json.load(open(path, encoding="utf-8"))
 t = {x["name"]: x for x in d["tensors"]}
 T = d["total"]
 H = lambda p: 2.0 ** p
+F = lambda v: struct.unpack("<f", struct.pack("<f", v))[0]  # v rounded to float32
 if not eval("(" + expr + "\n)"):
     sys.exit("false: " + expr)
 EOF
@@ -215,6 +230,119 @@ has sweep-text '^ +6\.10352e-05 +100$' '^ +0\.015625 +0$'
 good two --json - --formats fp16 --weights "$tmp/w" --updates "$tmp/u"
 check two 't["a.npy"]["formats"]["fp16"]["lost"] == 2 and T["update_nonzero"] == 2'
 
+# Recipes storing the weights (fpswamp(1), RECIPES), worked out by hand.
+# mxfp8-e4m3 on a block of 32 ones: the scale is 2^k, k = floor(log2 1) -
+# emax(e4m3) = -8, and stays so while every sum is in [1, 2); a stored
+# value is 2^-8 times an e4m3 value, so the grid is 2^-4 apart below 1 and
+# 2^-3 apart from 1 to 2.  1 + 2^-4 = 272 * 2^-8 is a tie between 256 and
+# 288, to the even 256: lost; 1 + 0.07 (273.92) goes to 288, 1.125, r =
+# 0.125 / 0.07 = 1.79; 1 - 2^-5 (248) ties between 240 and 256, to the even
+# 256: lost; 1 - 0.04 (245.76) goes to 240, 0.9375, r = 0.0625 / 0.04 =
+# 1.56.  So 16 lost and 16 in (3/2, 2].  mxfp4: k = 0 - 2 = -2, the grid
+# 1/4 times e2m1's, 4 and 6 around 4 x 1: 4.25, 4.28, 3.875 and 3.84 all
+# go back to 4: 32 lost.
+good mx --json - --formats fp16 --recipes mxfp8-e4m3,mxfp4 "$tmp/mx.safetensors"
+check mx 'd["recipes"] == [{"name": "mxfp8-e4m3", "recipe": "e4m3/e8m0/floor/1x32"},
+                           {"name": "mxfp4", "recipe": "e2m1/e8m0/floor/1x32"}]
+    and t["m"]["recipes"]["mxfp8-e4m3"]["lost"] == 16 and t["m"]["recipes"]["mxfp8-e4m3"]["half_lost"] == 16
+    and t["m"]["recipes"]["mxfp8-e4m3"]["ratio_hist"] == [16, 0, 0, 0, 0, 0, 0, 0, 16, 0]
+    and t["m"]["recipes"]["mxfp4"]["lost"] == 32 and t["m"]["recipes"]["mxfp4"]["stuck"] == 32
+    and T["recipes"]["mxfp4"]["lost_frac"] == 1 and t["m"]["fp32_master"]["lost"] == 0
+    and list(t["m"])[-4:] == ["fp32_master", "formats", "recipes", "lr_sweep"]'
+good mx-text --formats fp16 --recipe mxfp8-e4m3 "$tmp/mx.safetensors"
+has mx-text '^  mxfp8-e4m3 \(stored per tensor, e4m3/e8m0/floor/1x32\): loses 50\.00% \(worst: m, 50\.00%\);' \
+    '^The one tensor, stored under the recipe, by the share of updates lost:$' \
+    '^  tensor +step +nonzero +mxfp8-e4m3$' '^  m +- +32 +50\.00$'
+# Without recipes the JSON says so.
+check facts 'd["recipes"] == [] and t["a"]["recipes"] == {}'
+# Four steps of 0.07 on a row of 16 ones (a block of 1 x 16: the view's
+# rows are 16 long): 1.07 -> 1.125, 1.195 (305.92 * 2^-8) -> 1.25, 1.32
+# (337.92) -> 1.375, 1.445 (369.92) -> 1.5, against the exact 1 + 4 x
+# 0.07 = 1.28; the other row's 0.03 is lost at every step (1.03 is 263.68
+# * 2^-8, back to 256): drift -1, stuck.
+good mxsteps --json - --formats fp16 --recipe mxfp8-e4m3 --steps 4 "$tmp/mxsteps.safetensors"
+check mxsteps 't["s"]["recipes"]["mxfp8-e4m3"]["lost"] == 16 and t["s"]["recipes"]["mxfp8-e4m3"]["stuck"] == 16
+    and t["s"]["recipes"]["mxfp8-e4m3"]["drift_max"] == 1
+    and abs(t["s"]["recipes"]["mxfp8-e4m3"]["drift_signed_mean"]
+            - (-1 + (0.5 - 4 * F(0.07)) / (4 * F(0.07))) / 2) < 1e-12'
+good mxsteps-text --formats fp16 --recipe mxfp8-e4m3 --steps 4 --all "$tmp/mxsteps.safetensors"
+has mxsteps-text 'After 4 steps the stored weights are off the exact sum by' \
+    '^mxfp8-e4m3 \(stored per tensor\), the mean drift ' '^  s +- +32 +50\.00 +0$'
+# The sweep: dw = lr from gradients of -1, lr = 2^-6 .. 2^-2: 1 + 2^-6,
+# 1 + 2^-5 and 1 + 2^-4 (a tie) go back to 1, 1.125 and 1.25 are on the
+# grid.
+good mxsweep --json - --formats fp16 --recipe mxfp8-e4m3 --lr-sweep 0.015625:0.25:5 "$tmp/mxsweep.safetensors"
+check mxsweep '[p["recipes"]["mxfp8-e4m3"]["lost"] for p in t["w"]["lr_sweep"]] == [32, 32, 32, 0, 0]
+    and T["recipes"] is None and all(set(p) == {"fp16", "recipes"} for p in T["lr_sweep"])'
+good mxsweep-text --formats fp16 --recipe mxfp8-e4m3 --lr-sweep 0.015625:0.25:5 "$tmp/mxsweep.safetensors"
+has mxsweep-text '^  mxfp8-e4m3: 100% lost at lr 0\.015625, 0 at lr 0\.25; half or more up to lr 0\.0625\.$' \
+    '^The same, the weights stored under the recipes:$' '^ +lr +mxfp8-e4m3$' '^ +0\.0625 +100$' \
+    '^ +0\.125 +0$'
+
+# The bundled sample under five recipes against tests/recipes_numpy.py, a
+# NumPy model of them: per tensor W0 = Q(w), W1 = Q(float32(W0 + dw)),
+# and the counts of lost, more than half lost and the ratio bins, the
+# ratios taken exactly.
+if have_modules numpy; then
+    good sample-recipes --json - --formats fp16 --seeds 1 \
+        --recipes nvfp4,mxfp8-e4m3,mxfp4,fp8-block128,fp8-tensor-current "$sample/step-000300.safetensors"
+    if "$py" - "$srcdir/tests" "$tmp/sample-recipes.out" "$sample/step-000300.safetensors" <<'EOF'; then ok; else bad "sample-recipes: NumPy disagrees"; fi
+import json, sys
+from fractions import Fraction
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import recipes_numpy as rn
+d = json.load(open(sys.argv[2]))
+got = {x["name"]: x["recipes"] for x in d["tensors"]}
+tensors = dict(rn.read_safetensors(sys.argv[3]))
+def bin_of(e, dw):
+    if e == 0:
+        return 0
+    r = e / dw
+    for b, lim in enumerate((Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), 1), 1):
+        if r < lim:
+            return b
+    if r == 1:
+        return 5
+    for b, lim in enumerate((Fraction(5, 4), Fraction(3, 2), 2), 6):
+        if r <= lim:
+            return b
+    return 9
+n = 0
+for name, (fn, _) in rn.RECIPES.items():
+    for p, rec in got.items():
+        w = rn.view(tensors["weight/" + p])
+        u = rn.view(tensors["update/" + p])
+        w0 = fn(w)[0]
+        w1 = fn((w0 + u).astype(np.float32))[0]
+        hist = [0] * 10
+        for a, b, du in zip(w0.ravel(), w1.ravel(), u.ravel()):
+            if du != 0:
+                hist[bin_of(abs(Fraction(float(b)) - Fraction(float(a))), abs(Fraction(float(du))))] += 1
+        g = rec[name]
+        if g["ratio_hist"] != hist or g["lost"] != hist[0] or g["half_lost"] != sum(hist[:3]):
+            sys.exit("%s under %s: fpswamp %s, NumPy %s" % (p, name, g["ratio_hist"], hist))
+        n += 1
+print("sample-recipes: %d tensors x recipes agree with NumPy" % n)
+EOF
+    # The summary's sentence on NVFP4 is the JSON's.
+    good sample-recipes-text --formats fp16 --recipe nvfp4 "$sample/step-000300.safetensors"
+    if python3 - "$tmp/sample-recipes-text.out" "$tmp/sample-recipes.out" <<'EOF'; then ok; else bad "sample-recipes-text: the summary and the JSON disagree"; fi
+import json, re, sys
+text = re.sub(r"\n    ", " ", open(sys.argv[1]).read())
+T = json.load(open(sys.argv[2]))["total"]
+R, n = T["recipes"]["nvfp4"], T["update_nonzero"]
+pct = lambda f: "0" if f == 0 else "100%" if f == 1 else "%.2f%%" % (100 * f)
+want = ("nvfp4 (stored per tensor, e2m1/e4m3/nvfp4/1x16): keeps %s of the updates (moved by half to "
+        "twice the update); loses %s" % (pct(sum(R["ratio_hist"][3:9]) / n), pct(R["lost_frac"])))
+assert want in text, want
+assert ("more than half in %s, and %s move by more than twice theirs as the scales change"
+        % (pct(R["half_lost_frac"]), pct(R["ratio_hist"][9] / n))) in text
+EOF
+else
+    skipped "recipes against NumPy (needs python3 with numpy)"
+fi
+
 # Errors.
 error nopair 2 'weight/x has no update/x' "$tmp/nopair.safetensors"
 error shape 2 'weight/x has shape \[2, 1\] but update/x .* has shape \[2\]' "$tmp/shape.safetensors"
@@ -234,6 +362,8 @@ error steps 2 'not an integer' --steps 0 "$tmp/facts.safetensors"
 error missing 2 'facts.nope' "$tmp/facts.nope"
 error ext 2 'must end in .png or .svg' --plot "$tmp/x.pdf" "$tmp/facts.safetensors"
 error option 2 'unknown option' --frobnicate "$tmp/facts.safetensors"
+error recipe 2 'option --recipe: recipe "nvfp5": expected' --recipe nvfp5 "$tmp/facts.safetensors"
+error recipe-rht 2 'recipe nvfp4-rht transforms its input \(rht\)' --recipes nvfp4,nvfp4-rht "$tmp/facts.safetensors"
 # An output is never an input, paired or not: a lone .npy beside the
 # pairs, a dump --match leaves out.
 mkdir "$tmp/lone"
@@ -273,7 +403,9 @@ check sample-json 'len(d["tensors"]) == 32 and T["files"] == 4
 # The text on the sample: no line wider than 100 columns, with or without
 # --all, with several steps replayed, with a sweep.
 for args in "" "--all" "--steps 3 --seeds 2 --all" "--lr 0.01 --lr-sweep 1e-4:1:5 --all" \
-    "--formats fp16,bf16,e4m3,e5m2,e3m2,e2m3,tf32 --all"; do
+    "--formats fp16,bf16,e4m3,e5m2,e3m2,e2m3,tf32 --all" \
+    "--recipes nvfp4,mxfp8-e4m3,mxfp4,e4m3/fp32/amax/1x128,margin=1 --steps 2 --seeds 1 --all" \
+    "--recipes standard --lr 0.01 --lr-sweep 1e-4:1:3 --seeds 1 --all"; do
     name=wide$(printf '%s' "$args" | tr -c 'a-z0-9' '_')
     # shellcheck disable=SC2086 # a list of options
     good "$name" $args "$sample"
@@ -379,11 +511,14 @@ left=$(find "$tmp" -name '.*.??????' | head -n 3)
 if [ -z "$left" ]; then ok; else bad "temporary files left: $left"; fi
 
 # --threads: the same JSON with 1, 2 and 3 threads (tensors shared out,
-# reported in the files' order).
+# reported in the files' order), with recipes too.
 for n in 1 2 3; do
     good "thr$n" --quiet --json - --seeds 2 --threads "$n" "$sample"
+    good "rthr$n" --quiet --json - --seeds 1 --formats e4m3 --recipes nvfp4-sr,fp8-tensor-delayed \
+        --steps 3 --threads "$n" "$sample"
 done
-if cmp -s "$tmp/thr1.out" "$tmp/thr2.out" && cmp -s "$tmp/thr1.out" "$tmp/thr3.out"; then
+if cmp -s "$tmp/thr1.out" "$tmp/thr2.out" && cmp -s "$tmp/thr1.out" "$tmp/thr3.out" &&
+    cmp -s "$tmp/rthr1.out" "$tmp/rthr2.out" && cmp -s "$tmp/rthr1.out" "$tmp/rthr3.out"; then
     ok
 else
     bad "--threads 2 or 3 changed the JSON"

@@ -6,8 +6,8 @@
 # --shards on a step dumped by 5 ranks, and with --recipes (a delayed and
 # a stochastic-rounding recipe among them), its JSON, CSV and table
 # byte-identical to fpgrad's; fpswamp-mpi on the sample
-# (stochastic rounding over two seeds, a learning-rate sweep), its JSON
-# and text (the summary and, with --all, every table) byte-identical to
+# (stochastic rounding over two seeds, a learning-rate sweep; recipes
+# storing the weights), its JSON and text (the summary and, with --all, every table) byte-identical to
 # fpswamp's.  A shard cut short fails the whole job with the file named,
 # within a time limit (no rank may wait forever); an error every rank
 # meets, the usage and --version are written once.  Skipped (77) without
@@ -124,6 +124,9 @@ for n in 0 1 2 4; do
         --recipes standard,fp8-tensor-delayed,nvfp4-sr "$srcdir/tests/data/sample"
     same "swamp$n" "$n" "$FPSWAMP" "$SWAMP_MPI" json \
         --seeds 2 --lr 1e-3 --lr-sweep 1e-4:1e-1:4 --all "$srcdir/tests/data/sample"
+    same "swamprecipes$n" "$n" "$FPSWAMP" "$SWAMP_MPI" json --formats e4m3 --seeds 1 \
+        --recipes nvfp4-sr,fp8-tensor-delayed,mxfp8-e4m3 --steps 3 --lr-sweep 1e-4:1e-1:3 --lr 1e-3 \
+        "$srcdir/tests/data/sample"
 done
 
 # A shard cut short: the job fails, naming it, and does not hang.

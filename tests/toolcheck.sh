@@ -57,18 +57,21 @@ need_python() {
 }
 
 # have_modules MODULES: py := the first of python3 and /usr/bin/python3
-# whose import of MODULES ("numpy, ml_dtypes") succeeds; false where
-# neither's does.
+# whose import of MODULES ("numpy, ml_dtypes") succeeds (numpy may live
+# in the system python3 rather than the first on PATH); false, py empty,
+# where neither's does.
 have_modules() {
     for py in python3 /usr/bin/python3; do
         if "$py" -c "import $1" >/dev/null 2>&1; then
             return 0
         fi
     done
+    py=
     return 1
 }
 
-# need_modules MODULES: have_modules, or the test is skipped (exit 77).
+# need_modules MODULES: as have_modules, but the test is skipped (exit 77)
+# without them.
 need_modules() {
     if ! have_modules "$1"; then
         echo "check_$tool: python3 with $1 is needed; skipped"

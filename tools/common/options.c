@@ -445,10 +445,14 @@ static bool is_operand(const cli_tool *t, const char *arg)
     return t->is_operand ? t->is_operand(arg) : arg[0] != '-' || arg[1] == '\0';
 }
 
-/* Checks what goes together, and resolves --dtype into C's raw spec. */
-static void finish(cli_common *c, const char *dtype)
+/* Checks what goes together, and resolves --dtype into C's raw spec.  (A
+ * tool without --dtype may give --shape a meaning of its own.) */
+static void finish(const cli_tool *t, cli_common *c, const char *dtype)
 {
-    if ((c->given[CLI_SHAPE] || c->given[CLI_BIG_ENDIAN]) && !dtype)
+    bool raw = false;
+    for (const cli_opt *o = t->opts; o->key && !raw; o++)
+        raw = o->key == CLI_DTYPE;
+    if (raw && (c->given[CLI_SHAPE] || c->given[CLI_BIG_ENDIAN]) && !dtype)
         cli_die(CLI_EXIT_USAGE, "options --shape and --big-endian describe raw files: give "
                                 "--dtype too");
     if (dtype) {
@@ -530,7 +534,7 @@ void cli_parse(const cli_tool *t, cli_common *c, int argc, char **argv, void *st
         else
             t->own(state, o->key, nvalues ? values : NULL);
     }
-    finish(c, dtype);
+    finish(t, c, dtype);
 }
 
 long long cli_parse_int(const char *opt, const char *s, long long min, long long max)

@@ -127,8 +127,9 @@ void cli_common_free(cli_common *c);
 /* Reads ARGV into C (shared options and operands) and, through T's own,
  * into STATE.  --help and --version write their text and exit with status
  * 0; a usage error exits with status 2.  Afterwards the options that go
- * together have been checked: --shape and --big-endian need --dtype, and
- * --json and --csv cannot both be standard output. */
+ * together have been checked: --shape and --big-endian need --dtype (in a
+ * tool that takes it), and --json and --csv cannot both be standard
+ * output. */
 void cli_parse(const cli_tool *t, cli_common *c, int argc, char **argv, void *state);
 
 /* RE, option OPT's value, compiled into *OUT (extended syntax, no

@@ -27,6 +27,13 @@ static const cli_opt options[] = {
     {.key = OPT_TABLE, .name = "--table", .value = "FMT",
      .help = "every encoding of a format of at most 8 bits"},
     {.key = OPT_LIST_FORMATS, .name = "--list-formats", .help = "the built-in formats side by side"},
+    {.key = CLI_RECIPE, .value = "RECIPE",
+     .help = "quantise the VALUEs as one tensor under a scaled-quantisation recipe, a preset "
+             "(nvfp4, mxfp8-e4m3, ...) or ELEM/SCALE/RULE/ROWSxCOLS (fpkit-recipes(7)), and "
+             "show its blocks"},
+    {.key = CLI_SHAPE,
+     .help = "with --recipe, the VALUEs' shape (default: one row; for blocks of several rows, "
+             "one block)"},
     {0},
 };
 
@@ -34,16 +41,19 @@ static const char *const synopsis[] = {
     "--format --round --to --ftz --saturate --exact --json --threads VALUE...",
     "--json --exact --round --ftz --saturate !--info",
     "--json --exact !--table|--list-formats",
+    "--shape --exact --json !--recipe VALUE...",
     NULL,
 };
 
-/* Whether ARG looks like a value rather than an option: "-3e-8", "-inf". */
+/* Whether ARG looks like a value rather than an option: "-3e-8", "-inf",
+ * "-nan,1" (--recipe's lists). */
 static bool is_value(const char *arg)
 {
     if (arg[0] != '-')
         return true;
     const char *p = arg + 1;
-    return isdigit((unsigned char)*p) || *p == '.' || strncasecmp(p, "inf", 3) == 0 || strcasecmp(p, "nan") == 0;
+    return isdigit((unsigned char)*p) || *p == '.' || strncasecmp(p, "inf", 3) == 0 ||
+           (strncasecmp(p, "nan", 3) == 0 && (p[3] == '\0' || p[3] == ','));
 }
 
 /* What the tool's own options set. */
@@ -72,7 +82,8 @@ static const cli_tool tool = {
     .synopsis = synopsis,
     .intro = "VALUE is a bit pattern (0x3c00, 0b0011110000000000), a decimal (1.1, -3e-8), a "
              "hexadecimal float (0x1.8p-3), a power of two or a multiple of one (2^-24, "
-             "3*2^-10), inf, -inf or nan.",
+             "3*2^-10), inf, -inf or nan.  With --recipe the VALUEs are numbers, several to a "
+             "word when comma-separated (1,0.3,-2.5).",
     .opts = options,
     .own = own_option,
     .is_operand = is_value,
@@ -95,6 +106,15 @@ int main(int argc, char **argv)
     o.nto = c.nto;
     memcpy(o.to, c.to, sizeof c.to);
 
+    if (cli_given(&c, CLI_SHAPE) && !c.nrecipes)
+        cli_die(CLI_EXIT_USAGE, "option --shape goes with --recipe");
+    static const int value_only[] = {CLI_FORMAT, CLI_ROUND, CLI_TO, CLI_FTZ, CLI_SATURATE};
+    for (size_t k = 0; c.nrecipes && k < sizeof value_only / sizeof value_only[0]; k++)
+        if (cli_given(&c, value_only[k]))
+            cli_die(CLI_EXIT_USAGE, "option %s does not apply to --recipe, whose values are "
+                    "float32 rounded as the recipe says", cli_option_name(&tool, value_only[k]));
+    if (c.nrecipes && !c.noperands)
+        cli_die(CLI_EXIT_USAGE, "option --recipe needs the VALUEs to quantise");
     if (!c.noperands && !own.info && !own.table && !own.list_formats) {
         cli_common_free(&c);
         return cli_usage_error(&tool);
@@ -105,7 +125,10 @@ int main(int argc, char **argv)
         report_encodings(cli_format(own.table), &o);
     if (own.list_formats)
         report_formats(&o);
-    for (int i = 0; i < c.noperands; i++)
+    if (c.nrecipes)
+        report_recipe(c.recipe_names[0], &c.recipes[0], c.operands, c.noperands, &c.raw,
+                      cli_given(&c, CLI_SHAPE), &o);
+    for (int i = 0; !c.nrecipes && i < c.noperands; i++)
         report_value(c.operands[i], &o);
     cli_common_free(&c);
     if (fflush(stdout) != 0 || ferror(stdout))

@@ -2,7 +2,8 @@
  * and JSON the reports share (report.c); decimal texts of values, exact or
  * shortened, and the exact value of a number given (decimal.c); and the
  * reports: a value (value.c, its --to table in convert.c), --info
- * (info.c), --table (encodings.c) and --list-formats (formats.c). */
+ * (info.c), --table (encodings.c), --list-formats (formats.c) and a block
+ * of values under --recipe (recipe.c). */
 #ifndef FPINSPECT_H
 #define FPINSPECT_H
 
@@ -110,5 +111,10 @@ char *results_label(const opts *o);
 void report_info(const fpk_format *f, const opts *o);
 void report_encodings(const fpk_format *f, const opts *o);
 void report_formats(const opts *o);
+/* The values of the words VALUES (each one value or several,
+ * comma-separated, read by fpk_parse into float32) quantised as one
+ * tensor under R, called NAME, viewed as SHAPE when HAS_SHAPE. */
+void report_recipe(const char *name, const fpk_recipe *r, char *const *values, int nvalues,
+                   const fpk_raw_spec *shape, bool has_shape, const opts *o);
 
 #endif

@@ -1,6 +1,7 @@
 /* fpswamp: how much of each weight update w + dw survives when the weights
  * are held in FP16, BF16 or FP8: with round to nearest even, stochastic
- * rounding, Kahan-compensated weights, and FP32 master weights. */
+ * rounding, Kahan-compensated weights, and FP32 master weights; and when
+ * they are stored under a block-scaled recipe (NVFP4, MXFP8, ...). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -29,6 +30,11 @@ enum { OPT_LR = CLI_OWN, OPT_LR_SWEEP, OPT_STEPS, OPT_WEIGHTS, OPT_UPDATES };
 
 static const cli_opt options[] = {
     {.key = CLI_FORMATS, .help = "formats the weights are held in (default fp16,bf16,e4m3,e5m2)"},
+    {.key = CLI_RECIPE, .value = "RECIPE",
+     .help = "also weights stored under this scaled-quantisation recipe, a preset (nvfp4, "
+             "mxfp8-e4m3, ...) or ELEM/SCALE/RULE/ROWSxCOLS (fpkit-recipes(7))"},
+    {.key = CLI_RECIPES, .help = "also weights stored under each of these recipes, "
+                                 "comma-separated"},
     {.key = OPT_LR, .name = "--lr", .value = "LR",
      .help = "the pairs hold gradients: the update is -LR * grad/P"},
     {.key = OPT_LR_SWEEP, .name = "--lr-sweep", .value = "LO:HI:N",
@@ -58,8 +64,8 @@ static const cli_opt options[] = {
 };
 
 static const char *const synopsis[] = {
-    "--formats --lr --lr-sweep --steps --seeds --match --top --all --json --plot --plot-size "
-    "--threads --quiet PATH...",
+    "--formats --recipe --recipes --lr --lr-sweep --steps --seeds --match --top --all --json "
+    "--plot --plot-size --threads --quiet PATH...",
     "[options] !--weights !--updates",
     NULL,
 };
@@ -223,18 +229,32 @@ static bool row_job(scan_worker *w, size_t i, void *arg)
     const scan *s = scan_pool_of(w)->s;
     sw_row *r = &run->rows[i];
     const scan_tensor *tw = &s->tensors[r->wt], *tu = &s->tensors[r->ut];
-    double *wb = scan_scratch(w, 2 * CHUNK * sizeof *wb), *ub = wb + CHUNK;
+    /* a recipe stores the whole tensor: read it whole */
+    size_t n = (size_t)tw->t.count, len = run->nrecipes ? n : CHUNK;
+    double *all = run->nrecipes ? cli_xcalloc(2 * (n ? n : 1), sizeof *all) : NULL;
+    double *wb = all ? all : scan_scratch(w, 2 * CHUNK * sizeof *wb), *ub = wb + len;
     sw_calc *x = sw_calc_new(run);
     sw_calc_row(x, i);
     bool ok = true;
     for (uint64_t first = 0; ok && first < tw->t.count;) {
         size_t k = tw->t.count - first < CHUNK ? (size_t)(tw->t.count - first) : CHUNK;
-        ok = scan_read(w, tw, first, k, wb) && scan_read(w, tu, first, k, ub);
+        size_t at = all ? (size_t)first : 0;
+        ok = scan_read(w, tw, first, k, wb + at) && scan_read(w, tu, first, k, ub + at);
         for (size_t e = 0; ok && e < k; e++)
-            sw_calc_add(x, run, r, wb[e], ub[e]);
+            sw_calc_add(x, run, r, wb[at + e], ub[at + e]);
         first += k;
     }
+    if (ok && all) {
+        size_t cols = r->ndim ? (size_t)r->shape[r->ndim - 1] : 1;
+        fpk_error err;
+        if (!sw_recipe_row(x, run, r, wb, ub, cols ? n / cols : 0, cols, &err)) {
+            char *msg = cli_strf("%s: %s: %s", r->wfile, r->wname, err.msg);
+            ok = scan_fail(w, cli_error_status(&err), msg);
+            free(msg);
+        }
+    }
     sw_calc_free(x);
+    free(all);
     return ok;
 }
 
@@ -362,6 +382,10 @@ int main(int argc, char **argv)
     o.run.all = o.c.all;
     o.run.nformats = o.c.nformats;
     memcpy(o.run.formats, o.c.formats, sizeof o.c.formats);
+    o.run.recipes = o.c.recipes;
+    o.run.recipe_names = o.c.recipe_names;
+    o.run.nrecipes = o.c.nrecipes;
+    sw_recipe_check(&o.run);
     bool has_lr = o.has_lr, steps_given = o.steps_given,
          seeds_given = cli_given(&o.c, CLI_SEEDS);
     int npaths = o.c.noperands;

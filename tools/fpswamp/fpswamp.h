@@ -1,6 +1,6 @@
 /* fpswamp's results and the code that computes and presents them: how much
- * of each update w + dw survives rounding, per tensor, format and strategy
- * (fpswamp(1) defines every measure). */
+ * of each update w + dw survives rounding, per tensor, format and strategy,
+ * and per recipe storing the weights (fpswamp(1) defines every measure). */
 #ifndef FPKIT_FPSWAMP_H
 #define FPKIT_FPSWAMP_H
 
@@ -51,12 +51,16 @@ typedef struct sw_row {
     uint64_t nonzero;   /* finite weight, finite nonzero update: the counted ones */
     sw_acc master;      /* FP32 master weights */
     sw_fmt fmt[FPK_STATS_MAX_FORMATS];
-    uint64_t *sweep_lost, *sweep_half; /* [point * nformats + format] */
+    sw_acc *recipe;     /* per recipe: the weights stored under it */
+    uint64_t *sweep_lost, *sweep_half; /* [point * targets + target] (sw_targets) */
 } sw_row;
 
 typedef struct sw_run {
     const fpk_format *formats[FPK_STATS_MAX_FORMATS];
     int nformats;
+    const fpk_recipe *recipes; /* --recipe and --recipes */
+    char *const *recipe_names;
+    int nrecipes;
     bool grad;       /* the pairs hold gradients: dw = -lr * g */
     bool main_report; /* computed always, but for a sweep alone */
     double lr;
@@ -70,6 +74,11 @@ typedef struct sw_run {
     bool all; /* --all */
 } sw_run;
 
+/* The columns of the sweep and of the tables: the formats, then the
+ * recipes; target T's name. */
+#define sw_targets(run) ((run)->nformats + (run)->nrecipes)
+const char *sw_target_name(const sw_run *run, int t);
+
 /* fpswamp_calc.c */
 typedef struct sw_calc sw_calc;
 /* Scratch space for RUN's computations; dies if memory runs out. */
@@ -82,6 +91,15 @@ void sw_calc_row(sw_calc *x, size_t i);
  * has gradients.  The main report (when RUN->main_report) and every point of the
  * sweep. */
 void sw_calc_add(sw_calc *x, const sw_run *run, sw_row *row, double w, double u);
+/* F's value of the update: U, or -LR * U from a gradient, rounded once
+ * (RNE). */
+fpk_bits sw_update_in(const sw_run *run, const fpk_format *f, double u, double lr);
+/* Adds to A the outcome of one element whose update is made from U at
+ * learning rate LR and taken STEPS times: the weight W0 before, W1 after
+ * one step and WK after them all; OK is false when one of them, or
+ * something on the way, was not finite. */
+void sw_calc_measure(sw_calc *x, const sw_run *run, sw_acc *a, double u, double lr, int steps,
+                     double w0, double w1, double wk, bool ok);
 /* ROW's counts added into TOTAL (both with RUN's layout). */
 void sw_row_merge(const sw_run *run, sw_row *total, const sw_row *row);
 /* Allocates ROW's per-seed and sweep arrays, zeroed. */
@@ -98,6 +116,15 @@ double sw_drift_signed_mean(const sw_row *r, const sw_acc *a);
  * seeds ACC[0..SEEDS-1]. */
 void sw_seed_stats(const sw_row *r, const sw_acc *acc, int seeds,
                    double (*get)(const sw_row *, const sw_acc *), double *mean, double *sd);
+/* fpswamp_recipe.c: the N elements W (weights) and U (updates or
+ * gradients) of ROW, a tensor of ROWS x COLS as recipes view it, stored
+ * under each of RUN's recipes: the main report and every point of the
+ * sweep.  False, with ERR's message, if a recipe cannot take it. */
+bool sw_recipe_row(sw_calc *x, const sw_run *run, sw_row *row, const double *w, const double *u,
+                   size_t rows, size_t cols, fpk_error *err);
+/* Exits with status 2 if RUN holds a recipe that cannot store weights. */
+void sw_recipe_check(const sw_run *run);
+
 /* fpswamp_out.c */
 /* The name the plots show: P, after the weight file's base name without
  * its extension when the run has several files; "total". */

@@ -179,8 +179,7 @@ static void kahan(sw_calc *x, const fpk_format *f, fpk_bits w, fpk_bits d, int s
     measure(x, a, fpk_to_double(f, w), fpk_to_double(f, t), ok);
 }
 
-/* F's value of the update: U, or -LR * U from a gradient, rounded once (RNE). */
-static fpk_bits update_in(const sw_run *run, const fpk_format *f, double u, double lr)
+fpk_bits sw_update_in(const sw_run *run, const fpk_format *f, double u, double lr)
 {
     fpk_ctx c = fpk_ctx_default();
     return run->grad ? fpk_from_double_scaled(f, u, -lr, &c) : fpk_from_double(f, u, &c);
@@ -193,6 +192,15 @@ static void set_dw(sw_calc *x, const sw_run *run, double u, double lr, int steps
     if (run->grad)
         exact(mpfr_mul_d(x->dw, x->dw, -lr, MPFR_RNDN));
     exact(mpfr_mul_ui(x->kdw, x->dw, (unsigned long)steps, MPFR_RNDN));
+}
+
+void sw_calc_measure(sw_calc *x, const sw_run *run, sw_acc *a, double u, double lr, int steps,
+                     double w0, double w1, double wk, bool ok)
+{
+    set_dw(x, run, u, lr, steps);
+    if (ok)
+        exact(mpfr_set_d(x->v, w1, MPFR_RNDN));
+    measure(x, a, w0, wk, ok);
 }
 
 void sw_calc_add(sw_calc *x, const sw_run *run, sw_row *row, double w, double u)
@@ -210,21 +218,21 @@ void sw_calc_add(sw_calc *x, const sw_run *run, sw_row *row, double w, double u)
         set_dw(x, run, u, run->sweep_lr[p], 1);
         for (int j = 0; j < run->nformats; j++) {
             const fpk_format *f = run->formats[j];
-            fpk_bits wf = fpk_from_double(f, w, &rne), d = update_in(run, f, u, run->sweep_lr[p]);
+            fpk_bits wf = fpk_from_double(f, w, &rne), d = sw_update_in(run, f, u, run->sweep_lr[p]);
             sw_acc a = {0};
             plain(x, f, wf, d, 1, &rne, &a);
-            row->sweep_lost[p * run->nformats + j] += a.lost;
-            row->sweep_half[p * run->nformats + j] += a.half;
+            row->sweep_lost[p * sw_targets(run) + j] += a.lost;
+            row->sweep_half[p * sw_targets(run) + j] += a.half;
         }
     }
     if (!run->main_report)
         return;
     set_dw(x, run, u, run->lr, run->steps);
-    plain(x, &fpk_fp32, fpk_from_double(&fpk_fp32, w, &rne), update_in(run, &fpk_fp32, u, run->lr),
+    plain(x, &fpk_fp32, fpk_from_double(&fpk_fp32, w, &rne), sw_update_in(run, &fpk_fp32, u, run->lr),
           run->steps, &rne, &row->master);
     for (int j = 0; j < run->nformats; j++) {
         const fpk_format *f = run->formats[j];
-        fpk_bits wf = fpk_from_double(f, w, &rne), d = update_in(run, f, u, run->lr);
+        fpk_bits wf = fpk_from_double(f, w, &rne), d = sw_update_in(run, f, u, run->lr);
         plain(x, f, wf, d, run->steps, &rne, &row->fmt[j].rne);
         for (int s = 0; s < run->seeds; s++)
             plain(x, f, wf, d, run->steps, &x->sr[j * run->seeds + s], &row->fmt[j].sr[s]);
@@ -258,7 +266,9 @@ void sw_row_merge(const sw_run *run, sw_row *total, const sw_row *row)
         for (int s = 0; s < run->seeds; s++)
             acc_merge(&total->fmt[j].sr[s], &row->fmt[j].sr[s]);
     }
-    for (int k = 0; k < run->sweep_n * run->nformats; k++) {
+    for (int k = 0; k < run->nrecipes; k++)
+        acc_merge(&total->recipe[k], &row->recipe[k]);
+    for (int k = 0; k < run->sweep_n * sw_targets(run); k++) {
         total->sweep_lost[k] += row->sweep_lost[k];
         total->sweep_half[k] += row->sweep_half[k];
     }
@@ -268,7 +278,8 @@ void sw_row_alloc(const sw_run *run, sw_row *row)
 {
     for (int j = 0; j < run->nformats; j++)
         row->fmt[j].sr = xcalloc((size_t)run->seeds, sizeof *row->fmt[j].sr);
-    size_t n = (size_t)run->sweep_n * (size_t)run->nformats;
+    row->recipe = xcalloc((size_t)run->nrecipes, sizeof *row->recipe);
+    size_t n = (size_t)run->sweep_n * (size_t)sw_targets(run);
     row->sweep_lost = xcalloc(n, sizeof *row->sweep_lost);
     row->sweep_half = xcalloc(n, sizeof *row->sweep_half);
 }
@@ -277,6 +288,7 @@ void sw_row_free(const sw_run *run, sw_row *row)
 {
     for (int j = 0; j < run->nformats; j++)
         free(row->fmt[j].sr);
+    free(row->recipe);
     free(row->sweep_lost);
     free(row->sweep_half);
     free(row->name);

@@ -17,7 +17,7 @@ static void get_row(cli_buf *all, size_t i, void *arg)
 {
     const sw_run *run = arg;
     sw_row *r = &run->rows[i];
-    size_t sweep = (size_t)run->sweep_n * (size_t)run->nformats;
+    size_t sweep = (size_t)run->sweep_n * (size_t)sw_targets(run);
     cli_buf_get(all, &r->count, sizeof r->count);
     cli_buf_get(all, &r->nonfinite, sizeof r->nonfinite);
     cli_buf_get(all, &r->nonzero, sizeof r->nonzero);
@@ -27,6 +27,7 @@ static void get_row(cli_buf *all, size_t i, void *arg)
         cli_buf_get(all, &r->fmt[j].kahan, sizeof r->fmt[j].kahan);
         cli_buf_get(all, r->fmt[j].sr, (size_t)run->seeds * sizeof *r->fmt[j].sr);
     }
+    cli_buf_get(all, r->recipe, (size_t)run->nrecipes * sizeof *r->recipe);
     cli_buf_get(all, r->sweep_lost, sweep * sizeof *r->sweep_lost);
     cli_buf_get(all, r->sweep_half, sweep * sizeof *r->sweep_half);
 }
@@ -35,7 +36,7 @@ void sw_mpi_gather_rows(sw_run *run, const bool *mine)
 {
     if (mpi_job_size() == 1)
         return;
-    size_t sweep = (size_t)run->sweep_n * (size_t)run->nformats;
+    size_t sweep = (size_t)run->sweep_n * (size_t)sw_targets(run);
     cli_buf b = {0};
     for (size_t i = 0; i < run->nrows && mpi_job_rank() != 0; i++) {
         const sw_row *r = &run->rows[i];
@@ -52,6 +53,7 @@ void sw_mpi_gather_rows(sw_run *run, const bool *mine)
             put_acc(&b, &r->fmt[j].kahan, 1);
             put_acc(&b, r->fmt[j].sr, (size_t)run->seeds);
         }
+        put_acc(&b, r->recipe, (size_t)run->nrecipes);
         cli_buf_put(&b, r->sweep_lost, sweep * sizeof *r->sweep_lost);
         cli_buf_put(&b, r->sweep_half, sweep * sizeof *r->sweep_half);
     }

@@ -8,6 +8,11 @@
 #include "fpswamp.h"
 #include "summary.h"
 
+const char *sw_target_name(const sw_run *run, int t)
+{
+    return t < run->nformats ? run->formats[t]->name : run->recipe_names[t - run->nformats];
+}
+
 void sw_row_label(const sw_run *run, const sw_row *r, char *buf, size_t len)
 {
     if (!r->name) {
@@ -116,16 +121,28 @@ static json_t *formats_json(const sw_run *run, const sw_row *r)
     return o;
 }
 
+static json_t *recipes_json(const sw_run *run, const sw_row *r)
+{
+    if (!run->main_report)
+        return json_null();
+    json_t *o = json_object();
+    for (int k = 0; k < run->nrecipes; k++)
+        json_object_set_new(o, run->recipe_names[k], acc_json(r, &r->recipe[k]));
+    return o;
+}
+
+/* The sweep: per point an object of the formats, with "recipes" an
+ * object of the recipes. */
 static json_t *sweep_json(const sw_run *run, const sw_row *r)
 {
     if (!run->sweep_n)
         return json_null();
     json_t *a = json_array();
     for (int p = 0; p < run->sweep_n; p++) {
-        json_t *pt = json_object();
-        for (int j = 0; j < run->nformats; j++) {
-            uint64_t lost = r->sweep_lost[p * run->nformats + j],
-                     half = r->sweep_half[p * run->nformats + j];
+        json_t *pt = json_object(), *recipes = json_object();
+        for (int j = 0; j < sw_targets(run); j++) {
+            uint64_t lost = r->sweep_lost[p * sw_targets(run) + j],
+                     half = r->sweep_half[p * sw_targets(run) + j];
             json_t *f = json_object();
             json_object_set_new(f, "lost", cli_json_count(lost));
             json_object_set_new(f, "lost_frac",
@@ -135,8 +152,9 @@ static json_t *sweep_json(const sw_run *run, const sw_row *r)
             json_object_set_new(f, "half_lost_frac",
                                 r->nonzero ? json_real((double)half / (double)r->nonzero)
                                            : json_null());
-            json_object_set_new(pt, run->formats[j]->name, f);
+            json_object_set_new(j < run->nformats ? pt : recipes, sw_target_name(run, j), f);
         }
+        json_object_set_new(pt, "recipes", recipes);
         json_array_append_new(a, pt);
     }
     return a;
@@ -163,6 +181,7 @@ static json_t *row_json(const sw_run *run, const sw_row *r)
     json_object_set_new(o, "update_nonzero", cli_json_count(r->nonzero));
     json_object_set_new(o, "fp32_master", run->main_report ? acc_json(r, &r->master) : json_null());
     json_object_set_new(o, "formats", formats_json(run, r));
+    json_object_set_new(o, "recipes", recipes_json(run, r));
     json_object_set_new(o, "lr_sweep", sweep_json(run, r));
     return o;
 }
@@ -176,9 +195,15 @@ json_t *sw_json(const sw_run *run)
     if (strncmp(v, "fpkit ", 6) == 0)
         v += 6;
     json_t *root = json_object(), *formats = json_array(), *tensors = json_array(),
-           *jbins = json_array();
+           *jbins = json_array(), *recipes = json_array();
     for (int j = 0; j < run->nformats; j++)
         json_array_append_new(formats, json_string(run->formats[j]->name));
+    for (int k = 0; k < run->nrecipes; k++) {
+        char spelled[256];
+        fpk_recipe_format(&run->recipes[k], spelled, sizeof spelled);
+        json_array_append_new(recipes, json_pack("{s:s,s:s}", "name", run->recipe_names[k],
+                                                 "recipe", spelled));
+    }
     for (int b = 0; b < SW_BINS; b++)
         json_array_append_new(jbins, json_string(bins[b]));
     json_object_set_new(root, "tool", json_string("fpswamp"));
@@ -189,6 +214,7 @@ json_t *sw_json(const sw_run *run)
     json_object_set_new(root, "steps", json_integer(run->steps));
     json_object_set_new(root, "seeds", json_integer(run->seeds));
     json_object_set_new(root, "formats", formats);
+    json_object_set_new(root, "recipes", recipes);
     json_object_set_new(root, "ratio_bins", jbins);
     json_t *lrs = json_null();
     if (run->sweep_n) {

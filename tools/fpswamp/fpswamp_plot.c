@@ -21,19 +21,20 @@ static void data_label(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
-/* The data: per tensor (and the total) its RNE lost percentage in each
- * format, or per learning rate of the sweep the total's. */
+/* The data: per tensor (and the total) its lost percentage in each format
+ * (RNE) and under each recipe, or per learning rate of the sweep the
+ * total's. */
 static void write_data(const sw_run *run, FILE *fp)
 {
     if (run->sweep_n) {
         for (int p = 0; p < run->sweep_n; p++) {
             fprintf(fp, "%.17g", run->sweep_lr[p]);
-            for (int j = 0; j < run->nformats; j++)
+            for (int j = 0; j < sw_targets(run); j++)
                 fprintf(fp, " %.17g",
-                        run->total.nonzero ? 100.0 *
-                                                 (double)run->total.sweep_lost[p * run->nformats + j] /
-                                                 (double)run->total.nonzero
-                                           : 0.0);
+                        run->total.nonzero
+                            ? 100.0 * (double)run->total.sweep_lost[p * sw_targets(run) + j] /
+                                  (double)run->total.nonzero
+                            : 0.0);
             fputc('\n', fp);
         }
         return;
@@ -43,8 +44,9 @@ static void write_data(const sw_run *run, FILE *fp)
         char label[512];
         sw_row_label(run, r, label, sizeof label);
         data_label(fp, label);
-        for (int j = 0; j < run->nformats; j++) {
-            double f = sw_lost_frac(r, &r->fmt[j].rne);
+        for (int j = 0; j < sw_targets(run); j++) {
+            double f = sw_lost_frac(r, j < run->nformats ? &r->fmt[j].rne
+                                                         : &r->recipe[j - run->nformats]);
             fprintf(fp, " %.17g", isnan(f) ? 0.0 : 100 * f);
         }
         fputc('\n', fp);
@@ -57,14 +59,15 @@ void sw_plot(const sw_run *run, const char *path, int width, int height)
     gp_begin(&p, path, "fpswamp.gp");
     write_data(run, p.data);
     char *names = cli_strf("%s", "");
-    for (int j = 0; j < run->nformats; j++) {
-        char *n = cli_strf("%s%s%s", names, j ? " " : "", run->formats[j]->name);
+    for (int j = 0; j < sw_targets(run); j++) {
+        char *n = cli_strf("%s%s%s", names, j ? " " : "", sw_target_name(run, j));
         free(names);
         names = n;
     }
     char *title = run->sweep_n ? cli_strf("updates lost against the learning rate, %zu tensor%s",
                                           run->nrows, run->nrows == 1 ? "" : "s")
-                               : cli_strf("updates lost (w + dw rounds to w), round to nearest even");
+                               : cli_strf("updates lost (w + dw rounds to w), round to nearest even%s",
+                                          run->nrecipes ? "; recipes: stored per tensor" : "");
     char *q_title = gp_quote(title);
     char *vars = cli_strf("width=%d; height=%d; kind='%s'; title=%s; fmtnames='%s'", width, height,
                           run->sweep_n ? "sweep" : "bars", q_title, names);
