@@ -210,14 +210,27 @@ int hw_dev_mma(const fpk_format *in, size_t nt, const void *a, const void *b, co
 void *hw_dev_host_alloc(size_t bytes);
 void hw_dev_host_free(void *p);
 
-/* The matrix check (hwcheck_mma.c): NT tiles of each input format the
- * device takes, random and adversarial, seeded by SEED; for each
- * architecture model the count of dot products that agree bit for bit,
- * into AGREE[format][arch] out of TOTAL[format] (formats: fp16, bf16, tf32).
- * Returns 0, or -1 with MSG. */
+/* The matrix check's counts for one input (hwcheck_mma.c). */
+typedef struct hw_mma_tally {
+    uint64_t total;                    /* dot products; 0: not on this device */
+    uint64_t agree[FPK_TC_ARCH_COUNT]; /* equal to each architecture's published set's */
+    uint64_t agree_measured;           /* equal to the measured set's, where given */
+    hw_tally first; /* against the measured set, else the device architecture's */
+} hw_mma_tally;
+
+/* The goal of a measured set: its share of agreement, in 1/10000ths. */
+#define HW_MMA_GOAL 9999
+
+/* The matrix check: for each input D runs (hw_tc_on), random and
+ * adversarial inputs from SEED: NT tiles of 16 x 16 (fp16, bf16, tf32), or
+ * 64 NT dot products along two instructions or two promotion intervals
+ * (FP8); each result compared, into T[input], with the model under each
+ * architecture's published parameters and under MEASURED[input] where
+ * MEASURED and it are not NULL.  T zeroed by the caller.  0, or -1 with
+ * MSG. */
 int hw_mma_check(const hw_device *d, size_t nt, uint64_t seed, int threads,
-                 uint64_t agree[3][FPK_TC_ARCH_COUNT], uint64_t total[3], hw_tally first[3],
-                 char *msg, size_t len);
+                 const fpk_tc_params *const measured[HW_NTC], hw_mma_tally t[HW_NTC], char *msg,
+                 size_t len);
 
 #ifdef __cplusplus
 }
