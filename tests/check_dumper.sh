@@ -736,6 +736,20 @@ for bad_opt in "--every 0" "--steps -1" "--loss-scale 0" "--loss-scale nan" "--e
         bad "fpkit_dump.py --demo $bad_opt: exit $rc: $(tail -n 2 "$tmp/bad.err")"
     fi
 done
+# The GPU's options where torch sees none: a usage error naming the option.
+if ! "$torch_python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+    2>/dev/null; then
+    for gpu_opt in --cuda --device-stats; do
+        rc=0
+        "$torch_python" "$dumper" --demo "$tmp/bad" $gpu_opt >/dev/null 2>"$tmp/bad.err" || rc=$?
+        if [ "$rc" -eq 2 ] && grep -q "error: $gpu_opt: torch .* sees no CUDA device" "$tmp/bad.err" &&
+            ! grep -q Traceback "$tmp/bad.err" && [ ! -e "$tmp/bad" ]; then
+            ok
+        else
+            bad "fpkit_dump.py --demo $gpu_opt without a GPU: exit $rc: $(tail -n 2 "$tmp/bad.err")"
+        fi
+    done
+fi
 count demo "$torch_python" demo "$tmp/d1" "$tmp/d2" "$tmp/d3"
 count api "$torch_python" api "$srcdir/tools/dumper"
 count ranks "$torch_python" ranks "$srcdir/tools/dumper"
