@@ -198,53 +198,36 @@ static bool design_short(batch *t, int k)
 {
     char w[96];
     int s = -reach(t, -1, TINY), l = reach(t, 1, LEAD), n = t->n;
-    for (int e = 1; e <= s; e++) {
-        snprintf(w, sizeof w, "window: 1 - 1 + 2^-%d", e);
-        if (!begin(t, 0, w))
-            return false;
-        put(t, 0, 1, 0);
-        put(t, 1, -1, 0);
-        put(t, 2, 1, -e);
-        end(t);
-        for (int neg = 0; neg < 2; neg++) {
-            snprintf(w, sizeof w, "cut: 1 - 1 %c 1.75 * 2^-%d", neg ? '-' : '+', e);
-            if (!begin(t, 0, w))
+    /* A leading part that cancels (products, c), then a small product of
+     * m * 2^-e: the window (1 - 1 + 2^-e), the cut (+-1.75 * 2^-e at the
+     * window's edge), the wide window (2.25 cancelled, against 2). */
+    static const struct {
+        const char *what;
+        uint32_t c;
+        int np;
+        double f[2][2]; /* the leading products' factors */
+        double m;
+    } cancel[] = {
+        {"window: 1 - 1", 0, 2, {{1, 1}, {-1, 1}}, 1},
+        {"cut: 1 - 1", 0, 2, {{1, 1}, {-1, 1}}, 1.75},
+        {"cut: 1 - 1", 0, 2, {{1, 1}, {-1, 1}}, -1.75},
+        {"cut: c = -1, 1", 0xbf800000u, 1, {{1, 1}}, 1.75},
+        {"cut: c = -1, 1", 0xbf800000u, 1, {{1, 1}}, -1.75},
+        {"wide: c = -2.25, 1.5 * 1.5", 0xc0100000u, 1, {{1.5, 1.5}}, 1},
+        {"wide: 1.5 * 1.5 - 1.5 * 1.5", 0, 2, {{1.5, 1.5}, {-1.5, 1.5}}, 1},
+        {"wide: 2 * 1 - 2 * 1", 0, 2, {{2, 1}, {-2, 1}}, 1},
+    };
+    for (int e = 1; e <= s; e++)
+        for (size_t q = 0; q < sizeof cancel / sizeof cancel[0]; q++) {
+            snprintf(w, sizeof w, "%s %c %g * 2^-%d", cancel[q].what, cancel[q].m < 0 ? '-' : '+',
+                     fabs(cancel[q].m), e);
+            if (!begin(t, cancel[q].c, w))
                 return false;
-            put(t, 0, 1, 0);
-            put(t, 1, -1, 0);
-            put(t, 2, neg ? -1.75 : 1.75, -e);
+            for (int i = 0; i < cancel[q].np; i++)
+                put2(t, i, cancel[q].f[i][0], cancel[q].f[i][1]);
+            put(t, cancel[q].np, cancel[q].m, -e);
             end(t);
         }
-        for (int neg = 0; neg < 2; neg++) {
-            snprintf(w, sizeof w, "cut: c = -1, 1 %c 1.75 * 2^-%d", neg ? '-' : '+', e);
-            if (!begin(t, 0xbf800000u, w))
-                return false;
-            put(t, 0, 1, 0);
-            put(t, 1, neg ? -1.75 : 1.75, -e);
-            end(t);
-        }
-        /* a product of 2.25 leads, cancelled by c or by its negative */
-        snprintf(w, sizeof w, "wide: c = -2.25, 1.5 * 1.5 + 2^-%d", e);
-        if (!begin(t, 0xc0100000u, w))
-            return false;
-        put2(t, 0, 1.5, 1.5);
-        put(t, 1, 1, -e);
-        end(t);
-        snprintf(w, sizeof w, "wide: 1.5 * 1.5 - 1.5 * 1.5 + 2^-%d", e);
-        if (!begin(t, 0, w))
-            return false;
-        put2(t, 0, 1.5, 1.5);
-        put2(t, 1, -1.5, 1.5);
-        put(t, 2, 1, -e);
-        end(t);
-        snprintf(w, sizeof w, "wide: 2 * 1 - 2 * 1 + 2^-%d", e);
-        if (!begin(t, 0, w))
-            return false;
-        put2(t, 0, 2, 1);
-        put2(t, 1, -2, 1);
-        put(t, 2, 1, -e);
-        end(t);
-    }
     /* c the small addend, which shows the window to steps of one product
      * too: c = +-(1 + 2^-23) * 2^-e against a leading product of the other
      * sign, 1, 2 or 2.25 (1.5 * 1.5, of significand in [2, 4)), keeps
