@@ -297,7 +297,7 @@ static void run_mma(const opts *o, const hw_device *d, const fpk_tc_params *cons
     printf("\nmatrix products, binary32 accumulation: bit-exact agreement with each model\n"
            "(%zu tiles of 16 x 16 per 16-bit and tf32 input, %zu dot products per FP8 input,\n"
            "random and adversarial, seed %" PRIu64 ", %.1f s)\n",
-           tiles, tiles * 64, o->seed, now() - t0);
+           tiles, tiles * 16, o->seed, now() - t0);
     for (int w = 0; w < HW_NTC; w++) {
         if (!t[w].total) {
             printf("  %-9s not on this device or build\n", hw_tcs[w].name);

@@ -223,7 +223,7 @@ typedef struct hw_mma_tally {
 
 /* The matrix check: for each input D runs (hw_tc_on), random and
  * adversarial inputs from SEED: NT tiles of 16 x 16 (fp16, bf16, tf32), or
- * 64 NT dot products along two instructions or two promotion intervals
+ * 16 NT dot products along two instructions or two promotion intervals
  * (FP8); each result compared, into T[input], with the model under each
  * architecture's published parameters and under MEASURED[input] where
  * MEASURED and it are not NULL.  T zeroed by the caller.  0, or -1 with

@@ -264,10 +264,10 @@ int hw_mma_check(const hw_device *d, size_t nt, uint64_t seed, int threads,
             continue;
         const hw_tc_desc *tc = &hw_tcs[which];
         bool fp8 = tc->in == &fpk_e4m3 || tc->in == &fpk_e5m2;
-        /* FP8: a quarter of the tiles' count of dot products, along two
+        /* FP8: 16 dot products a tile asked for (one tile's rows), along two
          * instructions, or two promotion intervals */
         dots s = {.in = tc->in,
-                  .count = fp8 ? nt * 64 : nt * 256,
+                  .count = fp8 ? nt * 16 : nt * 256,
                   .n = !fp8 ? tc->k : tc->promote ? 2 * tc->promote : 2 * tc->k,
                   .tiles = !fp8};
         size_t rows = s.tiles ? s.count / 16 : s.count;

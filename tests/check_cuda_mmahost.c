@@ -68,7 +68,7 @@ START_TEST(test_layout_and_models)
     ck_assert_int_eq(hw_mma_check(&hopper, NT, 7, 2, NULL, t, msg, sizeof msg), 0);
     for (int w = 0; w < HW_NTC; w++) {
         bool fp8 = hw_tcs[w].in == &fpk_e4m3 || hw_tcs[w].in == &fpk_e5m2;
-        ck_assert_uint_eq(t[w].total, fp8 ? NT * 64 : NT * 256);
+        ck_assert_uint_eq(t[w].total, fp8 ? NT * 16 : NT * 256);
         printf("check_cuda_mmahost: %s: %llu dot products; agreement:", hw_tcs[w].name,
                (unsigned long long)t[w].total);
         for (int a = 0; a < FPK_TC_ARCH_COUNT; a++)
