@@ -1,7 +1,8 @@
 /* fpk-hwcheck: libfpkit against the GPU's own instructions.  Every float32
  * input through the conversions, every fp16 and bf16 operand pair through
- * __hadd, __hmul and __hfma, and the tensor-core model against the matrix
- * units; the library is the reference of record, computed on the host. */
+ * __hadd, __hmul and __hfma, the tensor cores' accumulation measured, and
+ * the tensor-core model against the matrix units; the library is the
+ * reference of record, computed on the host. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,14 +18,16 @@
 
 enum { EXIT_NO_DEVICE = 4 };
 
-enum { OPT_CONV = CLI_OWN, OPT_ARITH, OPT_MMA, OPT_QUICK, OPT_DEVICE, OPT_TILES };
+enum { OPT_CONV = CLI_OWN, OPT_ARITH, OPT_PROBE, OPT_MMA, OPT_QUICK, OPT_DEVICE, OPT_TILES };
 
 static const cli_opt options[] = {
     {.key = OPT_CONV, .name = "--conv", .help = "the conversions, every float32 input"},
     {.key = OPT_ARITH, .name = "--arith", .help = "the arithmetic, every fp16 and bf16 operand pair"},
+    {.key = OPT_PROBE, .name = "--probe",
+     .help = "the tensor cores' accumulation parameters, measured by designed dot products"},
     {.key = OPT_MMA, .name = "--mma",
-     .help = "the matrix products against each architecture's model (none of the three given: "
-             "all three)"},
+     .help = "the matrix products against each architecture's model and the measured one (none "
+             "of the four given: all four)"},
     {.key = OPT_QUICK, .name = "--quick",
      .help = "a sample instead: 2^26 inputs, 2^26 pairs, 1024 tiles"},
     {.key = OPT_DEVICE, .name = "--device", .value = "N", .help = "the CUDA device (default 0)"},
@@ -36,10 +39,10 @@ static const cli_opt options[] = {
 };
 
 static const char *const synopsis[] = {
-    "--conv --arith --mma --quick --device --threads --tiles --seed", NULL};
+    "--conv --arith --probe --mma --quick --device --threads --tiles --seed", NULL};
 
 typedef struct opts {
-    bool conv, arith, mma, quick;
+    bool conv, arith, probe, mma, quick;
     int device, threads;
     size_t tiles;
     uint64_t seed;
@@ -232,39 +235,96 @@ static uint64_t run_arith(const opts *o, const hw_device *d)
     return bad;
 }
 
-static void run_mma(const opts *o, const hw_device *d)
+/* The model's parameters for each input D runs, measured (hw_probe):
+ * FOUND[input] and MEASURED[input] pointing at it where a set fits. */
+static void run_probe(const hw_device *d, fpk_tc_params found[HW_NTC],
+                      const fpk_tc_params *measured[HW_NTC])
 {
-    static const char *const names[3] = {"fp16", "bf16", "tf32"};
-    const fpk_format *ins[3] = {&fpk_fp16, &fpk_bf16, &fpk_tf32};
-    uint64_t agree[3][FPK_TC_ARCH_COUNT] = {{0}}, total[3] = {0};
-    hw_tally first[3] = {{0}};
+    static const char *const names[] = {"terms", "window", "wide", "cut", "round", "promotion"};
+    fpk_tc_arch own = hw_tc_arch_of(d->major, d->minor);
+    double t0 = now();
+    hw_probe_result r[HW_NTC];
+    char msg[256], text[160];
+    for (int w = 0; w < HW_NTC; w++)
+        if (hw_tc_on(d, (hw_tc_input)w) && hw_probe((hw_tc_input)w, own, &r[w], msg, sizeof msg))
+            die_dev(msg);
+    printf("\ntensor-core accumulation, binary32: the model's parameters that reproduce the "
+           "device\non designed dot products (%.1f s)\n%-10s %7s %13s  %s\n",
+           now() - t0, "input", "probes", "sets fit", "parameters");
+    for (int w = 0; w < HW_NTC; w++) {
+        if (!hw_tc_on(d, (hw_tc_input)w)) {
+            printf("%-10s %s\n", hw_tcs[w].name, "(not on this device or build)");
+            continue;
+        }
+        char fit[32];
+        snprintf(fit, sizeof fit, "%ld/%ld", r[w].survivors, r[w].candidates);
+        hw_tc_params_text(&r[w].found, text, sizeof text);
+        printf("%-10s %7d %13s  %s\n", hw_tcs[w].name, r[w].probes, fit,
+               r[w].survivors ? text : "NONE FITS");
+        if (r[w].survivors) {
+            found[w] = r[w].found;
+            measured[w] = &found[w];
+        }
+    }
+    for (int w = 0; w < HW_NTC; w++) {
+        if (!hw_tc_on(d, (hw_tc_input)w))
+            continue;
+        if (r[w].open) {
+            printf("  %s: open (the probes cannot tell):", hw_tcs[w].name);
+            for (int b = 0; b < 6; b++)
+                if (r[w].open & 1u << b)
+                    printf(" %s", names[b]);
+            printf("\n");
+        }
+        if (!r[w].survivors)
+            printf("  %s: %s\n", hw_tcs[w].name, r[w].misfit);
+        fpk_tc_params pub;
+        if (hw_tc_published(own, (hw_tc_input)w, &pub))
+            printf("  %s: %s\n", hw_tcs[w].name,
+                   r[w].published[0] ? r[w].published : "the published parameters fit");
+    }
+}
+
+static void run_mma(const opts *o, const hw_device *d, const fpk_tc_params *const measured[HW_NTC])
+{
+    hw_mma_tally t[HW_NTC];
+    memset(t, 0, sizeof t);
     char msg[256];
     double t0 = now();
     size_t tiles = o->quick ? 1024 : o->tiles;
-    if (hw_mma_check(d, tiles, o->seed, o->threads, agree, total, first, msg, sizeof msg) != 0)
+    if (hw_mma_check(d, tiles, o->seed, o->threads, measured, t, msg, sizeof msg) != 0)
         die_dev(msg);
-    printf("\nmatrix products, fp32 accumulation: bit-exact agreement with each model\n"
-           "(%zu tiles of 16 x 16 per input format, random and adversarial, seed %" PRIu64
-           ", %.1f s)\n",
-           tiles, o->seed, now() - t0);
-    for (int fi = 0; fi < 3; fi++) {
-        if (!total[fi]) {
-            printf("  %s: not on this device\n", names[fi]);
+    printf("\nmatrix products, binary32 accumulation: bit-exact agreement with each model\n"
+           "(%zu tiles of 16 x 16 per 16-bit and tf32 input, %zu dot products per FP8 input,\n"
+           "random and adversarial, seed %" PRIu64 ", %.1f s)\n",
+           tiles, tiles * 16, o->seed, now() - t0);
+    for (int w = 0; w < HW_NTC; w++) {
+        if (!t[w].total) {
+            printf("  %-9s not on this device or build\n", hw_tcs[w].name);
             continue;
         }
-        printf("  %s %9" PRIu64 " dot products:", names[fi], total[fi]);
+        printf("  %-9s %9" PRIu64 " dot products:", hw_tcs[w].name, t[w].total);
+        fpk_tc_params p;
         for (int a = 0; a < FPK_TC_ARCH_COUNT; a++)
-            if (fpk_tc_terms((fpk_tc_arch)a, ins[fi], &fpk_fp32))
+            if (hw_tc_published((fpk_tc_arch)a, (hw_tc_input)w, &p))
                 printf("  %s %.4f%%", fpk_tc_arch_name((fpk_tc_arch)a),
-                       100.0 * (double)agree[fi][a] / (double)total[fi]);
+                       100.0 * (double)t[w].agree[a] / (double)t[w].total);
+        if (measured && measured[w])
+            printf("  measured %.4f%% (goal %.2f%%: %s)",
+                   100.0 * (double)t[w].agree_measured / (double)t[w].total,
+                   HW_MMA_GOAL / 100.0,
+                   t[w].agree_measured * 10000 >= t[w].total * HW_MMA_GOAL ? "met" : "MISSED");
+        else if (measured)
+            printf("  measured: none");
         printf("\n");
     }
-    for (int fi = 0; fi < 3; fi++)
-        if (total[fi] && first[fi].nex) {
-            printf("  %s: the first disagreements with this device's model "
-                   "(operands: tile, element, c):\n",
-                   names[fi]);
-            print_details(names[fi], &first[fi], 8, 3);
+    for (int w = 0; w < HW_NTC; w++)
+        if (t[w].total && t[w].first.nex) {
+            printf("  %s: the first disagreements with the %s (operands: block of 256, dot in "
+                   "it, c):\n",
+                   hw_tcs[w].name,
+                   measured && measured[w] ? "measured parameters" : "device architecture's model");
+            print_details(hw_tcs[w].name, &t[w].first, 8, 3);
         }
 }
 
@@ -274,6 +334,7 @@ static void own_option(void *state, int key, char *const *v)
     switch (key) {
     case OPT_CONV: o->conv = true; break;
     case OPT_ARITH: o->arith = true; break;
+    case OPT_PROBE: o->probe = true; break;
     case OPT_MMA: o->mma = true; break;
     case OPT_QUICK: o->quick = true; break;
     case OPT_DEVICE: o->device = (int)cli_parse_int("--device", v[0], 0, 1023); break;
@@ -285,7 +346,8 @@ static const cli_tool tool = {
     .name = "fpk-hwcheck",
     .synopsis = synopsis,
     .intro = "Compares libfpkit with the GPU's conversions from float32, its fp16 and bf16 "
-             "__hadd, __hmul and __hfma, and its matrix products with the tensor-core model.",
+             "__hadd, __hmul and __hfma, and its matrix products with the tensor-core model, "
+             "whose parameters it measures on the device.",
     .outro = "Exit status: 0 all agree (conventions aside), 1 mismatches, 2 usage, 3 a CUDA "
              "failure, 4 no CUDA device.",
     .opts = options,
@@ -310,8 +372,8 @@ int main(int argc, char **argv)
     o.threads = cli_given(&c, CLI_THREADS) ? c.threads : 1;
 #endif
     cli_common_free(&c);
-    if (!o.conv && !o.arith && !o.mma)
-        o.conv = o.arith = o.mma = true;
+    if (!o.conv && !o.arith && !o.probe && !o.mma)
+        o.conv = o.arith = o.probe = o.mma = true;
 
     hw_device d = {0};
     char msg[256];
@@ -329,8 +391,12 @@ int main(int argc, char **argv)
         bad += run_conv(&o, &d);
     if (o.arith)
         bad += run_arith(&o, &d);
+    fpk_tc_params found[HW_NTC];
+    const fpk_tc_params *measured[HW_NTC] = {0};
+    if (o.probe)
+        run_probe(&d, found, measured);
     if (o.mma)
-        run_mma(&o, &d);
+        run_mma(&o, &d, o.probe ? measured : NULL);
     printf("\n%s: %" PRIu64 " mismatches\n", cli_prog(), bad);
     return bad ? CLI_EXIT_FINDINGS : 0;
 }

@@ -1,5 +1,7 @@
-/* fpk-hwcheck --mma: the tensor-core model (fpk_tc_dot) against the GPU's
- * matrix products, on random and adversarial 16 x 16 tiles. */
+/* fpk-hwcheck --mma: the tensor-core model (fpk_tc_dot_params) against
+ * the GPU's matrix products, on random and adversarial 16 x 16 tiles (fp16,
+ * bf16, tf32: hw_dev_mma) and dot products (FP8: hw_dev_dots), with each
+ * architecture's published parameters and with measured ones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,112 +120,176 @@ static uint32_t gen_c(const fpk_format *in, int kind, rng *r, const fpk_bits *a,
     }
 }
 
-static void free_all(void **p, int n)
+/* The dot products of one input: COUNT of N products, as 16 x 16 tiles of
+ * K = N (dot x: row x % 256 / 16 of tile x / 256's A, column x % 16 of its
+ * B) or one after the other; C and D indexed by x either way. */
+typedef struct dots {
+    const fpk_format *in;
+    size_t count;
+    int n;
+    bool tiles;
+    fpk_bits *a, *b;
+    uint32_t *c, *d;
+} dots;
+
+static void dot_at(const dots *s, size_t x, const fpk_bits **row, const fpk_bits **col)
 {
-    for (int i = 0; i < n; i++)
-        free(p[i]);
+    size_t n = (size_t)s->n;
+    if (s->tiles) {
+        size_t t = x / 256, i = x % 256 / 16, j = x % 16;
+        *row = s->a + (t * 16 + i) * n;
+        *col = s->b + (t * 16 + j) * n;
+    } else {
+        *row = s->a + x * n;
+        *col = s->b + x * n;
+    }
 }
 
-/* The architecture whose model describes compute capability MAJOR.MINOR
- * (the nearest for one newer than Hopper). */
-static fpk_tc_arch device_arch(int major, int minor)
+static void dots_free(dots *s)
 {
-    if (major < 8)
-        return major == 7 && minor >= 5 ? FPK_TC_TURING : FPK_TC_VOLTA;
-    return major == 8 ? FPK_TC_AMPERE : FPK_TC_HOPPER;
+    free(s->a);
+    free(s->b);
+    free(s->c);
+    free(s->d);
 }
 
-int hw_mma_check(const hw_device *d, size_t nt, uint64_t seed, int threads,
-                 uint64_t agree[3][FPK_TC_ARCH_COUNT], uint64_t total[3], hw_tally first[3],
-                 char *msg, size_t len)
+/* S's inputs for WHICH from R, in blocks of one kind each (tile or dot x
+ * of kind x % 8): a block's rows of A and columns of B, then its c. */
+static void generate(dots *s, hw_tc_input which, rng *r)
 {
-    const fpk_format *ins[3] = {&fpk_fp16, &fpk_bf16, &fpk_tf32};
-    bool have[3] = {true, d->ampere, d->ampere};
-    fpk_tc_arch own = device_arch(d->major, d->minor);
-    threads = threads < 1 ? 1 : threads;
-    for (int fi = 0; fi < 3; fi++) {
-        if (!have[fi])
-            continue;
-        const fpk_format *in = ins[fi];
-        bool tf32 = in == &fpk_tf32;
-        int k = tf32 ? 8 : 16;
-        size_t per = 16 * (size_t)k;
-        /* A and B as encodings, C and D as binary32 bits, A and B as the
-         * device takes them */
-        void *buf[6] = {malloc(nt * per * sizeof(fpk_bits)), malloc(nt * per * sizeof(fpk_bits)),
-                        malloc(nt * 256 * 4), malloc(nt * 256 * 4), malloc(nt * per * 4),
-                        malloc(nt * per * 4)};
-        fpk_bits *a = buf[0], *b = buf[1];
-        uint32_t *c = buf[2], *dd = buf[3];
-        void *ad = buf[4], *bd = buf[5];
-        if (!a || !b || !c || !dd || !ad || !bd) {
-            snprintf(msg, len, "out of memory for %zu tiles", nt);
-            free_all(buf, 6);
-            return -1;
-        }
-        rng r = {seed ^ (uint64_t)fi << 56};
-        for (size_t t = 0; t < nt; t++) {
-            int kind = (int)(t % 8);
-            for (int i = 0; i < 16; i++) {
-                gen_vec(in, kind, false, &r, k, &a[t * per + (size_t)i * k]);
-                gen_vec(in, kind, true, &r, k, &b[t * per + (size_t)i * k]);
+    int k = hw_tcs[which].k;
+    size_t n = (size_t)s->n, per = s->tiles ? 16 : 1;
+    for (size_t q = 0; q < s->count / (per * per); q++) {
+        int kind = (int)(q % 8);
+        for (size_t i = q * per; i < (q + 1) * per; i++)
+            for (size_t j = 0; j < n; j += (size_t)k) {
+                gen_vec(s->in, kind, false, r, k, s->a + i * n + j);
+                gen_vec(s->in, kind, true, r, k, s->b + i * n + j);
             }
-            for (int i = 0; i < 16; i++)
-                for (int j = 0; j < 16; j++)
-                    c[t * 256 + (size_t)i * 16 + j] = gen_c(in, kind, &r, &a[t * per + (size_t)i * k],
-                                                            &b[t * per + (size_t)j * k]);
+        for (size_t x = q * per * per; x < (q + 1) * per * per; x++) {
+            const fpk_bits *row, *col;
+            dot_at(s, x, &row, &col);
+            s->c[x] = gen_c(s->in, kind, r, row, col);
         }
-        for (size_t i = 0; i < nt * per; i++) {
+    }
+}
+
+/* The device's results for S: tiles in the WMMA layouts (tf32 in binary32
+ * containers), or dots. */
+static int run(dots *s, hw_tc_input which, char *msg, size_t len)
+{
+    if (!s->tiles)
+        return hw_dev_dots(which, s->n, s->count, s->a, s->b, s->c, s->d, msg, len);
+    bool tf32 = s->in == &fpk_tf32;
+    size_t m = s->count / 256 * 16 * (size_t)s->n;
+    void *ad = malloc(m * 4), *bd = malloc(m * 4);
+    int rc = -1;
+    if (!ad || !bd) {
+        snprintf(msg, len, "out of memory for %zu tiles", s->count / 256);
+    } else {
+        for (size_t i = 0; i < m; i++) {
             if (tf32) {
-                ((uint32_t *)ad)[i] = (uint32_t)a[i] << 13;
-                ((uint32_t *)bd)[i] = (uint32_t)b[i] << 13;
+                ((uint32_t *)ad)[i] = (uint32_t)s->a[i] << 13;
+                ((uint32_t *)bd)[i] = (uint32_t)s->b[i] << 13;
             } else {
-                ((uint16_t *)ad)[i] = (uint16_t)a[i];
-                ((uint16_t *)bd)[i] = (uint16_t)b[i];
+                ((uint16_t *)ad)[i] = (uint16_t)s->a[i];
+                ((uint16_t *)bd)[i] = (uint16_t)s->b[i];
             }
         }
-        int rc = hw_dev_mma(in, nt, ad, bd, (const float *)c, (float *)dd, msg, len);
-        if (rc == 0) {
-            uint64_t(*ag)[FPK_TC_ARCH_COUNT] = calloc((size_t)threads, sizeof *ag);
-            hw_tally *parts = calloc((size_t)threads, sizeof *parts);
-            if (!ag || !parts)
-                abort();
+        rc = hw_dev_mma(s->in, s->count / 256, ad, bd, (const float *)s->c, (float *)s->d, msg,
+                        len);
+    }
+    free(ad);
+    free(bd);
+    return rc;
+}
+
+/* Counts S's results into T over THREADS threads: against each
+ * architecture's published set, MEASURED (or NULL), and in T->first
+ * against REF (or NULL). */
+static void compare(const dots *s, hw_tc_input which, const fpk_tc_params *measured,
+                    const fpk_tc_params *ref, int threads, hw_mma_tally *t)
+{
+    fpk_tc_params pub[FPK_TC_ARCH_COUNT];
+    bool has[FPK_TC_ARCH_COUNT];
+    for (int arch = 0; arch < FPK_TC_ARCH_COUNT; arch++)
+        has[arch] = hw_tc_published((fpk_tc_arch)arch, which, &pub[arch]);
+    hw_mma_tally *parts = calloc((size_t)threads, sizeof *parts);
+    if (!parts)
+        abort();
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) num_threads(threads)
 #endif
-            for (int p = 0; p < threads; p++) {
-                size_t lo = nt * (size_t)p / (size_t)threads;
-                size_t hi = nt * (size_t)(p + 1) / (size_t)threads;
-                for (size_t t = lo; t < hi; t++)
-                    for (int i = 0; i < 16; i++)
-                        for (int j = 0; j < 16; j++) {
-                            const fpk_bits *row = &a[t * per + (size_t)i * k];
-                            const fpk_bits *col = &b[t * per + (size_t)j * k];
-                            fpk_bits cij = c[t * 256 + (size_t)i * 16 + j];
-                            fpk_bits got = dd[t * 256 + (size_t)i * 16 + j];
-                            for (int arch = 0; arch < FPK_TC_ARCH_COUNT; arch++) {
-                                if (!fpk_tc_terms((fpk_tc_arch)arch, in, &fpk_fp32))
-                                    continue;
-                                fpk_bits want = fpk_tc_dot((fpk_tc_arch)arch, in, &fpk_fp32,
-                                                           row, col, (size_t)k, cij);
-                                ag[p][arch] += want == got;
-                                if (arch == (int)own) {
-                                    uint64_t ops[3] = {t, (uint64_t)(i * 16 + j), cij};
-                                    hw_tally_one(&parts[p], &fpk_fp32, ops, false, want, got);
-                                }
-                            }
-                        }
+    for (int p = 0; p < threads; p++) {
+        hw_mma_tally *q = &parts[p];
+        size_t lo = s->count * (size_t)p / (size_t)threads;
+        size_t hi = s->count * (size_t)(p + 1) / (size_t)threads;
+        for (size_t x = lo; x < hi; x++) {
+            const fpk_bits *row, *col;
+            dot_at(s, x, &row, &col);
+            size_t n = (size_t)s->n;
+            fpk_bits got = s->d[x];
+            for (int arch = 0; arch < FPK_TC_ARCH_COUNT; arch++)
+                if (has[arch])
+                    q->agree[arch] += fpk_tc_dot_params(&pub[arch], s->in, &fpk_fp32, row, col,
+                                                        n, s->c[x]) == got;
+            if (measured)
+                q->agree_measured +=
+                    fpk_tc_dot_params(measured, s->in, &fpk_fp32, row, col, n, s->c[x]) == got;
+            if (ref) {
+                uint64_t ops[3] = {x / 256, x % 256, s->c[x]};
+                fpk_bits want = fpk_tc_dot_params(ref, s->in, &fpk_fp32, row, col, n, s->c[x]);
+                hw_tally_one(&q->first, &fpk_fp32, ops, false, want, got);
             }
-            for (int p = 0; p < threads; p++) {
-                for (int arch = 0; arch < FPK_TC_ARCH_COUNT; arch++)
-                    agree[fi][arch] += ag[p][arch];
-                hw_tally_merge(&first[fi], &parts[p]);
-            }
-            total[fi] += nt * 256;
-            free(ag);
-            free(parts);
         }
-        free_all(buf, 6);
+    }
+    t->total += s->count;
+    for (int p = 0; p < threads; p++) {
+        for (int arch = 0; arch < FPK_TC_ARCH_COUNT; arch++)
+            t->agree[arch] += parts[p].agree[arch];
+        t->agree_measured += parts[p].agree_measured;
+        hw_tally_merge(&t->first, &parts[p].first);
+    }
+    free(parts);
+}
+
+int hw_mma_check(const hw_device *d, size_t nt, uint64_t seed, int threads,
+                 const fpk_tc_params *const measured[HW_NTC], hw_mma_tally t[HW_NTC], char *msg,
+                 size_t len)
+{
+    fpk_tc_arch own = hw_tc_arch_of(d->major, d->minor);
+    threads = threads < 1 ? 1 : threads;
+    for (int which = 0; which < HW_NTC; which++) {
+        if (!hw_tc_on(d, (hw_tc_input)which))
+            continue;
+        const hw_tc_desc *tc = &hw_tcs[which];
+        bool fp8 = tc->in == &fpk_e4m3 || tc->in == &fpk_e5m2;
+        /* FP8: 16 dot products a tile asked for (one tile's rows), along two
+         * instructions, or two promotion intervals */
+        dots s = {.in = tc->in,
+                  .count = fp8 ? nt * 16 : nt * 256,
+                  .n = !fp8 ? tc->k : tc->promote ? 2 * tc->promote : 2 * tc->k,
+                  .tiles = !fp8};
+        size_t rows = s.tiles ? s.count / 16 : s.count;
+        s.a = malloc(rows * (size_t)s.n * sizeof *s.a);
+        s.b = malloc(rows * (size_t)s.n * sizeof *s.b);
+        s.c = malloc(s.count * sizeof *s.c);
+        s.d = malloc(s.count * sizeof *s.d);
+        if (!s.a || !s.b || !s.c || !s.d) {
+            snprintf(msg, len, "out of memory for %zu %s dot products", s.count, tc->name);
+            dots_free(&s);
+            return -1;
+        }
+        rng r = {seed ^ (uint64_t)which << 56};
+        generate(&s, (hw_tc_input)which, &r);
+        int rc = run(&s, (hw_tc_input)which, msg, len);
+        if (rc == 0) {
+            fpk_tc_params ref;
+            const fpk_tc_params *m = measured ? measured[which] : NULL;
+            bool has_ref = m || hw_tc_published(own, (hw_tc_input)which, &ref);
+            compare(&s, (hw_tc_input)which, m, m ? m : has_ref ? &ref : NULL, threads, &t[which]);
+        }
+        dots_free(&s);
         if (rc != 0)
             return -1;
     }

@@ -81,7 +81,8 @@ static uint64_t band_start(const fpki_ds_plan *p, const fpki_ds_tables *t, int s
 {
     if (i == 0)
         return fpki_ds_range_start(&p->k, c);
-    return fpki_ds_key(&p->k, t, p->k.width, s, (int)(t->range[s * p->k.ncoarse + c] >> 16) + i - 1);
+    int first = (int)(t->range[s * p->k.ncoarse + c] >> 16);
+    return fpki_ds_key(&p->k, t, p->k.width, s, first + i - 1);
 }
 
 /* The image's tables: the keys and coarse ranges of each side, and under

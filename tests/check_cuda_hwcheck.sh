@@ -36,7 +36,8 @@ if [ "$rc" -eq 4 ]; then
     skipped "the --quick run on a GPU (no CUDA device here)"
 elif [ "$rc" -eq 0 ]; then
     has device '^fpk-hwcheck: device 0: ' '^conversions from float32' '^fp16 arithmetic' \
-        '^bf16 arithmetic' '^matrix products' '^fpk-hwcheck: 0 mismatches$'
+        '^bf16 arithmetic' '^tensor-core accumulation' '^matrix products' \
+        '^fpk-hwcheck: 0 mismatches$'
 else
     bad "fpk-hwcheck --quick exited $rc: $(tail -n 5 "$tmp/device.err")"
     tail -n 40 "$tmp/device.out"

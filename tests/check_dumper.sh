@@ -724,18 +724,31 @@ demo() {
 demo "$tmp/d1" --steps 4
 demo "$tmp/d2" --steps 4 --loss-scale 1024
 demo "$tmp/d3" --steps 5 --every 2
-# Bad option values: a usage error (status 2) naming the option, no traceback.
-for bad_opt in "--every 0" "--steps -1" "--loss-scale 0" "--loss-scale nan" "--every x"; do
+# usage_error PATTERN ARGS...: --demo with ARGS is a usage error (status 2)
+# whose message matches PATTERN, with no traceback and no output directory.
+usage_error() {
+    pattern=$1
+    shift
     rc=0
-    # shellcheck disable=SC2086 # an option and its value
-    "$torch_python" "$dumper" --demo "$tmp/bad" $bad_opt >/dev/null 2>"$tmp/bad.err" || rc=$?
-    if [ "$rc" -eq 2 ] && grep -q "argument ${bad_opt% *}: " "$tmp/bad.err" &&
+    "$torch_python" "$dumper" --demo "$tmp/bad" "$@" >/dev/null 2>"$tmp/bad.err" || rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "$pattern" "$tmp/bad.err" &&
         ! grep -q Traceback "$tmp/bad.err" && [ ! -e "$tmp/bad" ]; then
         ok
     else
-        bad "fpkit_dump.py --demo $bad_opt: exit $rc: $(tail -n 2 "$tmp/bad.err")"
+        bad "fpkit_dump.py --demo $*: exit $rc: $(tail -n 2 "$tmp/bad.err")"
     fi
+}
+# Bad option values, naming the option.
+for bad_opt in "--every 0" "--steps -1" "--loss-scale 0" "--loss-scale nan" "--every x"; do
+    # shellcheck disable=SC2086 # an option and its value
+    usage_error "argument ${bad_opt% *}: " $bad_opt
 done
+# The GPU's options where torch sees no GPU.
+if ! "$torch_python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+    2>/dev/null; then
+    usage_error "error: --cuda: torch .* sees no CUDA device" --cuda
+    usage_error "error: --device-stats: torch .* sees no CUDA device" --device-stats
+fi
 count demo "$torch_python" demo "$tmp/d1" "$tmp/d2" "$tmp/d3"
 count api "$torch_python" api "$srcdir/tools/dumper"
 count ranks "$torch_python" ranks "$srcdir/tools/dumper"

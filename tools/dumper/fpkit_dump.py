@@ -69,7 +69,8 @@ is found as $FPKIT_CUDA_LIB, else by ctypes.util.find_library("fpkit_cuda"),
 or given as stats={"lib": PATH}.
 
 Run "python3 fpkit_dump.py --demo OUTDIR" to train a tiny model for a few
-steps and dump them (with --device-stats, on the GPU, as statistics).
+steps and dump them (with --cuda, trained on the GPU; with --device-stats,
+on the GPU, as statistics).
 """
 
 import argparse
@@ -601,21 +602,22 @@ class _DemoNet(torch.nn.Module):
         return self.fc(self.flat(self.pool(self.relu(self.conv(x)))))
 
 
-def demo(outdir, steps=4, every=1, loss_scale=1.0, lr=0.0625, seed=0, stats=None):
+def demo(outdir, steps=4, every=1, loss_scale=1.0, lr=0.0625, seed=0, stats=None, cuda=False):
     """Train _DemoNet for STEPS steps of plain SGD (learning rate LR) on
     random data made from SEED, recording every EVERY-th step in OUTDIR.
     The loss is multiplied by LOSS_SCALE before backward and the gradients
     divided by it before the step, as static loss scaling does, so the
     activation gradients carry the scale and the parameter gradients do
-    not (exactly so for a power of two).  With STATS (FpkitDumper's), the
-    model trains on the GPU and the steps are recorded as device
-    statistics.  Returns the paths written."""
+    not (exactly so for a power of two).  With CUDA, the model trains on
+    the GPU and its tensors are dumped from there; with STATS
+    (FpkitDumper's) too, and the steps are recorded as device statistics.
+    Returns the paths written."""
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     model = _DemoNet()
     x = torch.randn(steps, 8, 1, 8, 8)
     y = torch.randint(0, 10, (steps, 8))
-    if stats is not None:
+    if cuda or stats is not None:
         model, x, y = model.to("cuda"), x.to("cuda"), y.to("cuda")
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     paths = []
@@ -670,15 +672,20 @@ def main(argv=None):
     ap.add_argument("--loss-scale", type=_positive_float, default=1.0,
                     help="static loss scale (default 1)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ap.add_argument("--cuda", action="store_true",
+                    help="train on the GPU: the dumps hold the GPU's tensors")
     ap.add_argument("--device-stats", action="store_true",
                     help="train on the GPU and write device statistics (step-NNNNNN.jsonl) "
                          "instead of dumps")
     ap.add_argument("--formats", default="fp16,bf16,e4m3,e5m2",
                     help="formats of the device statistics (default fp16,bf16,e4m3,e5m2)")
     args = ap.parse_args(argv)
+    if (args.cuda or args.device_stats) and not torch.cuda.is_available():
+        ap.error("%s: torch %s sees no CUDA device"
+                 % ("--cuda" if args.cuda else "--device-stats", torch.__version__))
     stats = {"formats": args.formats} if args.device_stats else None
     for path in demo(args.demo, steps=args.steps, every=args.every,
-                     loss_scale=args.loss_scale, seed=args.seed, stats=stats):
+                     loss_scale=args.loss_scale, seed=args.seed, stats=stats, cuda=args.cuda):
         print(path)
     return 0
 
