@@ -4,7 +4,7 @@
 # their nibbles swapped or their scales inverted are flagged, with exit
 # status 1 and the line that says which; a torch.save file's integer
 # buffer is listed as not read; every output fits 100 columns.  The
-# SYNOPSIS of man/fpcheck.1 is --help's usage.
+# SYNOPSIS of man/fpcheck.1 is --help's usage, and its examples run.
 #
 # make check runs it from the build directory with srcdir set; FPCHECK
 # names another binary.
@@ -57,4 +57,36 @@ fi
 manpage=$srcdir/man/fpcheck.1
 if "$FPCHECK" --help >"$tmp/help.out" 2>&1; then ok; else bad "--help failed"; fi
 synopsis "$manpage" "$tmp/help.out"
+
+# Every example of the man page runs from a directory laid out as the
+# source tree (tests/data/checkpoints): a checkpoint written wrongly on
+# purpose (-swapped, -inverted) is flagged, with status 1 and the line that
+# says so; any other passes with status 0; nothing goes to standard error
+# and every line fits 100 columns.
+# shellcheck disable=SC2034 # read by the eval below
+fpcheck_abs=$(cd "$(dirname "$FPCHECK")" && pwd)/$(basename "$FPCHECK")
+mkdir -p "$tmp/ex/tests/data"
+ln -s "$data" "$tmp/ex/tests/data/checkpoints"
+sed -n 's/^\.Dl fpcheck //p' "$manpage" | sed 's/\\-/-/g' >"$tmp/examples"
+nex=0
+while IFS= read -r line; do
+    nex=$((nex + 1))
+    case $line in
+    *-swapped*) want=1 says='nibbles swapped\?' ;;
+    *-inverted*) want=1 says='scales inverted\?' ;;
+    *) want=0 says=' 0 flagged' ;;
+    esac
+    rc=0
+    (cd "$tmp/ex" && eval "\"\$fpcheck_abs\" $line") >"$tmp/ex$nex.out" 2>"$tmp/ex.err" ||
+        rc=$?
+    if [ "$rc" -ne "$want" ] || [ -s "$tmp/ex.err" ]; then
+        bad "man page example: fpcheck $line: status $rc, expected $want: $(head -n 2 "$tmp/ex.err")"
+    elif ! grep -qE -- "$says" "$tmp/ex$nex.out"; then
+        bad "man page example: fpcheck $line: no line matching /$says/"
+    else
+        ok
+    fi
+    fits "ex$nex"
+done <"$tmp/examples"
+if [ "$nex" -ge 3 ]; then ok; else bad "$manpage: only $nex examples run"; fi
 summary
