@@ -6,11 +6,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
 #include "options.h"
 #include "outfile.h"
+#include "table.h"
 #include "text.h"
 
 static const cli_opt options[] = {
@@ -58,32 +58,65 @@ static json_t *check_json(const char *file, const fpk_tensor *t, const fpk_quant
     return o;
 }
 
-/* The problems Q shows, one line each on standard output; their number. */
-static int problems(const char *name, const fpk_quant_check *q)
+/* Lines to print after a file's table, each wrapped to TABLE_WIDTH. */
+typedef struct notes {
+    char **v;
+    size_t n, cap;
+} notes;
+
+static void note(notes *s, char *line)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 8;
+        if (!(s->v = realloc(s->v, s->cap * sizeof *s->v)))
+            cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    }
+    s->v[s->n++] = line;
+}
+
+/* Prints S's lines (the later pieces of each indented by 4) and frees
+ * them. */
+static void notes_print(notes *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        table_wrap(stdout, s->v[i], 4);
+        free(s->v[i]);
+    }
+    free(s->v);
+    *s = (notes){0};
+}
+
+/* The problems Q shows, a line each into S; their number.  NAME is
+ * shortened in the middle so that it leaves the message room. */
+static int problems(notes *s, const char *name, const fpk_quant_check *q)
 {
     int n = 0;
+    char *shown = table_shorten(name, TABLE_WIDTH / 2);
     if (q->nibbles == FPK_VERDICT_WRONG) {
-        printf("  %s: nibbles swapped? neighbours across bytes differ %.3g times as much as "
-               "within a byte; the other order gives %.3g\n",
-               name, q->diff_across / q->diff_within, q->diff_swapped / q->diff_within);
+        note(s, cli_strf("  %s: nibbles swapped? neighbours across bytes differ %.3g times as "
+                         "much as within a byte; the other order gives %.3g",
+                         shown, q->diff_across / q->diff_within,
+                         q->diff_swapped / q->diff_within));
         n++;
     }
     if (q->scales_order == FPK_VERDICT_WRONG) {
-        printf("  %s: scales inverted? the values' RMS is %.3g; with the scale inverted "
-               "%.3g, as weights are\n",
-               name, q->rms, q->rms_inverted);
+        note(s, cli_strf("  %s: scales inverted? the values' RMS is %.3g; with the scale "
+                         "inverted %.3g, as weights are",
+                         shown, q->rms, q->rms_inverted));
         n++;
     }
     if (q->scale_nan || q->scale_zero) {
-        printf("  %s: %" PRIu64 " of %" PRIu64 " blocks have a NaN scale, %" PRIu64
-               " a zero one\n",
-               name, q->scale_nan, q->blocks, q->scale_zero);
+        note(s, cli_strf("  %s: %" PRIu64 " of %" PRIu64 " blocks have a NaN scale, %" PRIu64
+                         " a zero one",
+                         shown, q->scale_nan, q->blocks, q->scale_zero));
         n++;
     }
     if (q->padding_nonzero) {
-        printf("  %s: %" PRIu64 " padding scales are not zero\n", name, q->padding_nonzero);
+        note(s, cli_strf("  %s: %" PRIu64 " padding scales are not zero", shown,
+                         q->padding_nonzero));
         n++;
     }
+    free(shown);
     return n;
 }
 
@@ -92,6 +125,9 @@ typedef struct checker {
     uint64_t checked, flagged, skipped;
 } checker;
 
+/* Under FILE's name, a table of its quantised tensors (the name column
+ * shrinks to fit TABLE_WIDTH), then their problems, then the tensors not
+ * read. */
 static int visit(const char *file, void *arg)
 {
     checker *k = arg;
@@ -99,38 +135,50 @@ static int visit(const char *file, void *arg)
     fpk_error err;
     if (fpk_dump_open(file, NULL, &d, &err) != FPK_OK)
         cli_die_error(&err);
-    bool head = false;
+    static const char *const heads[] = {"tensor", "convention", "blocks", "top %",
+                                        "nibbles", "scales", "rms"};
+    table *tb = table_new(7, 2);
+    for (int j = 0; j < 7; j++)
+        table_column(tb, j, heads[j], j == 0 || j == 1 || j == 4 || j == 5, j == 0);
+    notes found = {0};
+    uint64_t rows = 0;
     for (size_t i = 0; i < fpk_dump_ntensors(d); i++) {
         const fpk_tensor *t = fpk_dump_tensor(d, i);
         fpk_quant_check q;
         if (t->layout != FPK_LAYOUT_DECODED || fpk_dump_check(d, i, &q, &err) != FPK_OK)
             continue;
-        if (!head) {
-            printf("%s:\n  %-32s %-24s %8s %6s %-9s %-9s %10s\n", file, "tensor", "convention",
-                   "blocks", "top %", "nibbles", "scales", "rms");
-            head = true;
-        }
         char *name = cli_printable(t->name);
-        /* (a name longer than its column on a line of its own) */
-        if (strlen(name) > 32)
-            printf("  %s\n  %-32s", name, "");
-        else
-            printf("  %-32s", name);
-        printf(" %-24s %8" PRIu64 " %6.1f %-9s %-9s %10.3g\n", q.convention,
-               q.blocks, q.blocks_nonzero ? 100.0 * (double)q.blocks_top / (double)q.blocks_nonzero : 0,
-               verdict(q.nibbles), verdict(q.scales_order), q.rms);
-        int p = problems(name, &q);
+        table_add(tb, "%s", name);
+        table_add(tb, "%s", q.convention);
+        table_add(tb, "%" PRIu64, q.blocks);
+        table_add(tb, "%.1f",
+                  q.blocks_nonzero ? 100.0 * (double)q.blocks_top / (double)q.blocks_nonzero : 0);
+        table_add(tb, "%s", verdict(q.nibbles));
+        table_add(tb, "%s", verdict(q.scales_order));
+        table_add(tb, "%.3g", q.rms);
+        rows++;
+        int p = problems(&found, name, &q);
         k->checked++;
         k->flagged += p > 0;
         free(name);
         if (k->list)
             json_array_append_new(k->list, check_json(file, t, &q));
     }
+    if (rows || fpk_dump_nskipped(d))
+        printf("%s:\n", file);
+    if (rows)
+        table_print(tb, stdout, TABLE_WIDTH);
+    table_free(tb);
+    notes_print(&found);
     for (size_t i = 0; i < fpk_dump_nskipped(d); i++) {
         const fpk_skipped *s = fpk_dump_skipped(d, i);
         char shape[128];
         cli_shape_text(shape, sizeof shape, s->ndim, s->shape);
-        printf("%s: %s %s %s: not read (%s)\n", file, s->name, s->dtype, shape, s->why);
+        char *name = cli_printable(s->name);
+        char *line = cli_strf("  %s %s %s: not read (%s)", name, s->dtype, shape, s->why);
+        table_wrap(stdout, line, 4);
+        free(line);
+        free(name);
         k->skipped++;
     }
     fpk_dump_close(d);
