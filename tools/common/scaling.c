@@ -1,4 +1,5 @@
 /* Loss scales and FP8 scales (scaling.h). */
+#include <float.h>
 #include <math.h>
 #include <strings.h>
 
@@ -87,4 +88,25 @@ double scaling_fp8(const fpk_format *f, double amax, int margin, scaling_rule ru
     if (kq != FPK_CLASS_NORMAL && kq != FPK_CLASS_SUBNORMAL)
         return 0;
     return fpk_to_double(&fpk_fp32, q);
+}
+
+bool scaling_fp8_f32(const fpk_format *f, double amax, int margin, scaling_rule rule,
+                     fpk_bits *scale)
+{
+    if (!(amax > 0 && amax <= DBL_MAX))
+        return false;
+    fpk_ctx c = fpk_ctx_default();
+    double q = scaling_fp8(f, amax, margin, rule);
+    fpk_bits b = fpk_from_double(&fpk_fp32, q, &c);
+    /* q is 0 where the float32 quotient overflows (a small AMAX) or the
+     * margin takes it below float32 (a large one); pow2's q is a double
+     * power of two, beyond float32 either way in those cases. */
+    if (q == 0 || (c.flags & (FPK_OVERFLOW | FPK_INEXACT))) {
+        if (amax >= 1)
+            return false;
+        c = fpk_ctx_default();
+        b = rule == SCALING_POW2 ? fpk_from_double(&fpk_fp32, 0x1p127, &c) : fpk_fp32.max_finite;
+    }
+    *scale = b;
+    return true;
 }

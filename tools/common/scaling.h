@@ -39,4 +39,14 @@ bool scaling_rule_lookup(const char *name, scaling_rule *r);
  * is not a finite positive number (the scale is then left as it was). */
 double scaling_fp8(const fpk_format *f, double amax, int margin, scaling_rule rule);
 
+/* The float32 scale Transformer Engine takes for a tensor whose amax (of
+ * its history, or its own) is AMAX, into *SCALE: scaling_fp8's, or where
+ * MAX / AMAX overflows float32 its largest number (2^127 under pow2), as
+ * its delayed and current scaling do.  False, *SCALE untouched, where
+ * there is none: AMAX 0 or not finite, or a scale below float32's least
+ * subnormal (a huge AMAX and a large margin); the delayed scale then stays
+ * what it was. */
+bool scaling_fp8_f32(const fpk_format *f, double amax, int margin, scaling_rule rule,
+                     fpk_bits *scale);
+
 #endif
