@@ -566,3 +566,36 @@ bool scan_share(scan_worker *w, const scan_tensor *t, int nt, size_t max, scan_a
     free(sh);
     return ok;
 }
+
+#define FLOATS_CHUNK ((size_t)1 << 20) /* elements of scan_read_floats' chunks at most */
+
+/* A tensor read whole into float32. */
+typedef struct floats {
+    float *x;
+    bool f32; /* read as stored, else as doubles */
+} floats;
+
+static size_t floats_next(void *arg, uint64_t pos, uint64_t left)
+{
+    (void)arg, (void)pos;
+    return left < FLOATS_CHUNK ? (size_t)left : FLOATS_CHUNK;
+}
+
+static bool floats_copy(void *arg, int k, const void *data, uint64_t first, size_t n)
+{
+    (void)k;
+    floats *b = arg;
+    fpk_ctx c = fpk_ctx_default();
+    if (b->f32)
+        memcpy(b->x + first, data, n * sizeof *b->x);
+    else
+        fpk_array_quantize(&fpk_fp32, b->x + first, FPK_DTYPE_F64, data, n, &c, 1);
+    return true;
+}
+
+bool scan_read_floats(scan_worker *w, const scan_tensor *t, int nt, float *x)
+{
+    floats b = {.x = x, .f32 = t->t.dtype == FPK_DTYPE_F32};
+    return scan_share(w, t, nt, FLOATS_CHUNK, b.f32 ? SCAN_AS_STORED : SCAN_AS_DOUBLE,
+                      floats_next, floats_copy, &b);
+}

@@ -158,4 +158,9 @@ typedef bool scan_chunk_fn(void *arg, int k, const void *data, uint64_t first, s
 bool scan_share(scan_worker *w, const scan_tensor *t, int nt, size_t max, scan_as as,
                 scan_next_fn *next, scan_chunk_fn *chunk, void *arg);
 
+/* The elements of T into X (room for all of them) as float32, each rounded
+ * once to nearest even (float32 ones as stored), read on NT threads as
+ * scan_share reads; false if the read failed, the run failed. */
+bool scan_read_floats(scan_worker *w, const scan_tensor *t, int nt, float *x);
+
 #endif

@@ -16,8 +16,6 @@
 #include "mpi_job.h"
 #endif
 
-#define CHUNK ((size_t)1 << 20) /* elements of a read's chunk at most */
-
 /* A pass over the rows: the recipes it does (the delayed ones, or the
  * others). */
 typedef struct pass {
@@ -36,32 +34,6 @@ bool recipe_db(double x2, double e2, double *db)
     if (!(x2 > 0))
         return false;
     *db = e2 > 0 ? 10 * log10(x2 / e2) : INFINITY;
-    return true;
-}
-
-/* A tensor read into float32. */
-typedef struct tensor_buf {
-    float *x;
-    bool f32; /* read as stored, else as doubles rounded to float32 */
-} tensor_buf;
-
-static size_t chunk_next(void *arg, uint64_t pos, uint64_t left)
-{
-    (void)arg, (void)pos;
-    return left < CHUNK ? (size_t)left : CHUNK;
-}
-
-static bool chunk_copy(void *arg, int k, const void *data, uint64_t first, size_t n)
-{
-    (void)k;
-    tensor_buf *b = arg;
-    if (b->f32) {
-        memcpy(b->x + first, data, n * sizeof *b->x);
-    } else {
-        const double *d = data;
-        for (size_t i = 0; i < n; i++)
-            b->x[first + i] = (float)d[i]; /* to nearest even */
-    }
     return true;
 }
 
@@ -121,11 +93,9 @@ static bool job(scan_worker *w, size_t i, void *arg)
     recipe_row *row = &run->rows[i];
     const scan_tensor *t = &run->s->tensors[row->tensor];
     uint64_t n = t->t.count;
-    tensor_buf b = {.x = cli_xcalloc_pages(n ? (size_t)n : 1, sizeof(float)),
-                    .f32 = t->t.dtype == FPK_DTYPE_F32};
+    float *x = cli_xcalloc_pages(n ? (size_t)n : 1, sizeof(float));
     int nt = scan_inner(w);
-    bool ok = scan_share(w, t, nt, CHUNK, b.f32 ? SCAN_AS_STORED : SCAN_AS_DOUBLE, chunk_next,
-                         chunk_copy, &b);
+    bool ok = scan_read_floats(w, t, nt, x);
     /* the pass's recipes that apply to the view */
     recipe_task *task = cli_xcalloc((size_t)run->nrecipes, sizeof *task);
     int *which = cli_xcalloc((size_t)run->nrecipes, sizeof *which), ntasks = 0, counted = -1;
@@ -150,7 +120,7 @@ static bool job(scan_worker *w, size_t i, void *arg)
     }
     fpk_recipe_range plain;
     fpk_error err;
-    if (ok && !recipe_quantize_tensor(b.x, (size_t)row->rows, (size_t)row->cols, task, ntasks,
+    if (ok && !recipe_quantize_tensor(x, (size_t)row->rows, (size_t)row->cols, task, ntasks,
                                       nt, &plain, &err))
         ok = scan_fail_error(w, &err);
     if (ok && !p->delayed) {
@@ -159,7 +129,7 @@ static bool job(scan_worker *w, size_t i, void *arg)
             row->zeros = task[counted].stats->zeros;
             row->nonfinite = task[counted].stats->nonfinite;
         } else {
-            view_counts(row, b.x, n);
+            view_counts(row, x, n);
         }
     }
     for (int k = 0; k < ntasks; k++) {
@@ -170,7 +140,7 @@ static bool job(scan_worker *w, size_t i, void *arg)
     }
     free(task);
     free(which);
-    free(b.x);
+    free(x);
     if (ok) /* the quantisation's share of the progress line */
         for (int j = 0; j < run->nrecipes; j++)
             if (is_delayed(&run->recipes[j].recipe) == p->delayed)
