@@ -56,17 +56,24 @@ need_python() {
     fi
 }
 
-# need_modules MODULES: py := the first of python3 and /usr/bin/python3
-# whose import of MODULES ("numpy, ml_dtypes") succeeds; the test is
-# skipped (exit 77) where neither's does.
-need_modules() {
+# have_modules MODULES: py := the first of python3 and /usr/bin/python3
+# whose import of MODULES ("numpy, ml_dtypes") succeeds; false where
+# neither's does.
+have_modules() {
     for py in python3 /usr/bin/python3; do
         if "$py" -c "import $1" >/dev/null 2>&1; then
             return 0
         fi
     done
-    echo "check_$tool: python3 with $1 is needed; skipped"
-    exit 77
+    return 1
+}
+
+# need_modules MODULES: have_modules, or the test is skipped (exit 77).
+need_modules() {
+    if ! have_modules "$1"; then
+        echo "check_$tool: python3 with $1 is needed; skipped"
+        exit 77
+    fi
 }
 
 # run NAME ARGS...: the tool into $tmp/NAME.{out,err,rc}.
