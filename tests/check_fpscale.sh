@@ -3,11 +3,13 @@
 # overflow fp16 at known steps give a skip pattern and scale trajectory
 # written out by hand (GradScaler's rules, growth every 3 steps), FP8
 # delayed scaling on a crafted amax history gives hand-computed scales,
-# saturation and underflow, with exact and power-of-two scales; step order
-# from metadata and from file names; the JSON; the text (its summary agrees
-# with the JSON, --top and --all, 100 columns); the error cases; the plot;
-# and the man page's examples on the bundled sample, whose printed output
-# must reproduce.
+# saturation and underflow, with exact and power-of-two scales, the max and
+# the most recent amax, current scaling beside them; a sweep of settings
+# recomputed independently with numpy (tests/fpscale_numpy.py), its
+# ranking, text, JSON and CSV; step order from metadata and from file
+# names; the JSON; the text (its summary agrees with the JSON, --top and
+# --all, 100 columns); the error cases; the plot; and the man page's
+# examples on the bundled sample, whose printed output must reproduce.
 #
 # make check runs it from the build directory with srcdir set; FPSCALE
 # names another binary.  Parts that need gnuplot or mandoc are reported as
@@ -92,6 +94,12 @@ for step in range(1, 7):
     if step >= 3:
         t.append(("grad/v", [p2(-3)]))
     safetensors(os.path.join(out, "fp8", "step-%d.safetensors" % step), t, {"step": str(step)})
+
+# An amax whose scale 448 / 1e-37 overflows float32: the largest float32.
+os.mkdir(os.path.join(out, "tiny"))
+for step in (1, 2):
+    safetensors(os.path.join(out, "tiny", "t%d.safetensors" % step), [("grad/t", [1e-37, 0.0])],
+                {"step": str(step)})
 
 # Growth capped by float32: 2^127 * 2 is inf, so the scale stays.
 # One step, one tensor, one element overflowing: the text's singulars.
@@ -284,11 +292,17 @@ fp8='tcol("grad/w", "scale") == [1, 448, 112, 56, 56, 896]
 good fp8 --json - --fp8 --history 2 "$tmp/fp8"
 check fp8 "$fp8"
 check fp8 'd["mode"] == "fp8" and d["format"] == "e4m3"
-    and d["params"] == {"fp8_max": 448, "history": 2, "margin": 0, "fp8_scale": "exact"}
+    and d["params"] == {"fp8_max": 448, "history": 2, "amax_rule": "max", "margin": 0,
+        "fp8_scale": "exact"}
     and list(S[0]) == ["step", "file", "step_from", "count", "nonzero_finite", "nonfinite",
-        "saturated", "underflow", "saturated_frac", "underflow_frac", "tensors"]
+        "saturated", "underflow", "saturated_frac", "underflow_frac", "sqnr_db", "current", "tensors"]
     and list(S[0]["tensors"][0]) == ["name", "step", "scale", "scale_log2", "history", "history_amax", "amax",
-        "count", "nonzero_finite", "nonfinite", "saturated", "underflow", "saturated_frac", "underflow_frac"]
+        "count", "nonzero_finite", "nonfinite", "saturated", "underflow", "saturated_frac", "underflow_frac",
+        "sqnr_db", "current"]
+    and list(S[0]["tensors"][0]["current"]) == ["scale", "scale_log2", "saturated", "underflow",
+        "saturated_frac", "underflow_frac", "sqnr_db"]
+    and list(S[0]["current"]) == ["saturated", "underflow", "saturated_frac", "underflow_frac", "sqnr_db"]
+    and list(d["total"]["current"]) == list(S[0]["current"])
     and col("saturated") == [0, 2, 1, 1, 0, 0] and S[1]["saturated_frac"] == 2 / 4
     and tcol("grad/w", "scale_log2") == [0, None, None, None, None, None]
     and all(t["step"] == s for n in T for s, t in T[n])
@@ -333,17 +347,204 @@ good fp8-npy --json - --fp8 --history 2 --match . "$tmp/names"
 check fp8-npy 'list(T) == ["g-*.npy"] and len(T["g-*.npy"]) == 14
     and tcol("g-*.npy", "history") == [0, 1] + [2] * 12 and tcol("g-*.npy", "scale")[0] == 1
     and all(s != 1 for s in tcol("g-*.npy", "scale")[1:])'
+# Gradients stored times their loss scale 1024, divided by it: the replay
+# of the unscaled ones, but for the files; a loss scale of 3 is refused.
+good fp8-scaled --json - --fp8 --grads-scaled --history 2 "$tmp/scaled"
+good fp8-unscaled --json - --fp8 --history 2 "$tmp/meta"
+if python3 - "$tmp/fp8-scaled.out" "$tmp/fp8-unscaled.out" <<'EOF'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+strip = lambda d: [{k: v for k, v in s.items() if k not in ("file", "step_from", "loss_scale")}
+                   for s in d["steps"]]
+assert strip(a) == strip(b) and a["total"] == b["total"] and a["steps"][2]["saturated"] == 1
+EOF
+then ok; else bad "fp8 --grads-scaled: not the replay of the unscaled gradients"; fi
+error fp8-inexact 2 'o1\.safetensors: dividing by the loss scale 3 is not exact' \
+    --fp8 --grads-scaled "$tmp/odd"
 good fp8-text --fp8 --history 2 --match '^grad/w$' --all "$tmp/fp8"
-has fp8-text '^FP8 delayed scaling in e4m3 \(max 448\): history 2, margin 0, exact scales$' \
+# The SQNR by hand: at step 2 the scale 448 saturates 4 and -2 to 448 and
+# -448 (1 and -1 back) and flushes 2^-20: 10 log10(20 / (9 + 1 + 2^-40)) =
+# 3.01 dB; current scaling (112) loses 2^-20 alone: 10 log10(20 / 2^-40).
+has fp8-text '^FP8 delayed scaling in e4m3 \(max 448\): history 2 \(max\), margin 0, exact scales$' \
     '^  Saturated: 18\.75% of the nonzero elements \(3 of 16\): 0 at step 1, 66\.67% at 2' \
     '^  Underflow: 37\.50% of the nonzero elements \(6 of 16\) round to zero in e4m3: 33\.33% at' \
-    '^  grad/w +2 +448 +1 +4 +66\.67 +33\.33 +3$' \
-    '^  grad/w +6 +896 +0\.5 +0\.25 +0 +50\.00 +2$' \
-    '^ +step +tensors +min scale +max scale +satur % +under % +nonzero$' \
-    '^ +6 +1 +896 +896 +0 +50\.00 +2$'
-# e8m0's max, 2^127, exactly; its scales are wider than fp8's.
-good fp8-e8m0 --fp8 --fp8-format e8m0 --match . "$tmp/names"
-has fp8-e8m0 '^FP8 delayed scaling in e8m0 \(max 1\.70141183460469231731687303715884105728e\+38\)'
+    '^  SQNR: 5\.92 dB over every tensor and step \(worst: grad/w at step 2, 3\.01 dB\)\.$' \
+    '^  Current scaling, each tensor at 448 / its own amax: 12\.50% of the nonzero elements \(2\) round to$' \
+    '^    zero and none saturates; SQNR 122\.35 dB \(worst: grad/w at step 3, 121\.38 dB\)\.$' \
+    '^  tensor +step +scale +amax +satur % +under % +dB +cur under % +cur dB +nonzero$' \
+    '^  grad/w +2 +448 +4 +66\.67 +33\.33 +3\.01 +33\.33 +133\.42 +3$' \
+    '^  grad/w +6 +896 +0\.25 +0 +50\.00 +108\.37 +0 +125\.27 +2$' \
+    '^  grad/w +1 +2\^0 +1 +0 +33\.33 +73\.22 +0 +inf +3$' \
+    '^ +step +tensors +min scale +max scale +satur % +under % +dB +cur under % +cur dB$' \
+    '^ +6 +1 +896 +896 +0 +50\.00 +108\.37 +0 +125\.27$'
+python3 -c 'import math; print("%.2f %.2f" % (10 * math.log10(20 / (10 + 2.0 ** -40)),
+    10 * math.log10(20 / 2.0 ** -40)))' >"$tmp/fp8-db.txt"
+if [ "$(cat "$tmp/fp8-db.txt")" = "3.01 133.42" ]; then ok; else bad "fp8 SQNR by hand: $(cat "$tmp/fp8-db.txt")"; fi
+# The casts take signed formats of at most 8 bits with a normal largest
+# value: not e8m0, which has no zero.
+error fp8-e8m0 2 'option --fp8-format: e8m0: .*signed, with a normal largest value' \
+    --fp8 --fp8-format e8m0 --match . "$tmp/names"
+
+# Current scaling, each tensor at 448 / its own amax: w 448/1, 448/4, ...;
+# it saturates nothing; 2^-20 * 112 and 2^-17 * 56 are below 2^-10 and
+# round to zero.  z: 1 for zeros and for a tensor holding inf.
+check fp8 '[c["scale"] for c in tcol("grad/w", "current")] == [448, 112, 56, 896, 1792, 1792]
+    and [c["saturated"] for c in tcol("grad/w", "current")] == [0] * 6
+    and [c["underflow"] for c in tcol("grad/w", "current")] == [0, 1, 1, 0, 0, 0]
+    and [c["scale"] for c in tcol("grad/z", "current")] == [1, 448, 1, 224, 896, 1792]
+    and [c["scale"] for c in tcol("grad/v", "current")] == [3584] * 4
+    and tcol("grad/z", "sqnr_db")[2] is None and tcol("grad/z", "underflow")[2] == 0
+    and S[1]["current"]["underflow"] == 1 and d["total"]["current"]["saturated"] == 0
+    and d["total"]["current"]["underflow"] == 2'
+# The most recent amax, history 2: w 448/1, 448/4, 448/8, 448/0.5,
+# 448/0.25; z keeps 1 past its zeros and 448 past its inf, then 448/2 and
+# 448/0.5.
+good fp8-recent --json - --fp8 --history 2 --amax-rule most-recent "$tmp/fp8"
+check fp8-recent 'd["params"]["amax_rule"] == "most-recent"
+    and tcol("grad/w", "scale") == [1, 448, 112, 56, 896, 1792]
+    and tcol("grad/w", "history_amax") == [None, 1, 4, 8, 0.5, 0.25]
+    and tcol("grad/w", "saturated") == [0, 2, 1, 0, 0, 0]
+    and tcol("grad/w", "underflow") == [1, 1, 1, 1, 0, 0]
+    and tcol("grad/z", "scale") == [1, 1, 448, 448, 224, 896]
+    and tcol("grad/v", "scale") == [1, 3584, 3584, 3584]'
+# 448 / 1e-37 overflows float32: the largest float32 (2^127 with pow2), at
+# the second step and for current scaling at both.
+good fp8-tiny --json - --fp8 "$tmp/tiny"
+check fp8-tiny 'tcol("grad/t", "scale") == [1, 3.4028234663852886e38]
+    and [c["scale"] for c in tcol("grad/t", "current")] == [3.4028234663852886e38] * 2
+    and tcol("grad/t", "underflow") == [1, 0]'
+good fp8-tiny-pow2 --json - --fp8 --fp8-scale pow2 "$tmp/tiny"
+check fp8-tiny-pow2 'tcol("grad/t", "scale") == [1, 2.0 ** 127]
+    and [c["scale"] for c in tcol("grad/t", "current")] == [2.0 ** 127] * 2'
+
+# A sweep: every setting, every tensor at every step, recomputed with
+# numpy; on the crafted series (zeros, inf) and on the sample.
+sweep_fp8='history=1,2,1024 amax-rule=max,most-recent margin=0,1 fp8-scale=exact,pow2'
+sweep_sample='history=1,16,1024 margin=0,1,2'
+# shellcheck disable=SC2046,SC2086 # the sweep's words
+good sweep-fp8 --json - --fp8 $(printf -- '--sweep %s ' $sweep_fp8) "$tmp/fp8"
+# shellcheck disable=SC2046,SC2086
+good sweep-sample --json - --fp8 $(printf -- '--sweep %s ' $sweep_sample) "$srcdir/tests/data/sample"
+# shellcheck disable=SC2046,SC2086
+good sweep-e5m2 --json - --fp8 --fp8-format e5m2 --match '^(grad|actgrad)/' \
+    $(printf -- '--sweep %s ' margin=0,3 fp8-scale=pow2,exact) "$srcdir/tests/data/sample"
+if ! have_modules numpy; then
+    skipped "numpy: the sweeps recomputed (needs numpy)"
+else
+    for run in "sweep-fp8 $sweep_fp8" "sweep-sample $sweep_sample" \
+        "sweep-e5m2 margin=0,3 fp8-scale=pow2,exact" "fp8" "fp8-recent"; do
+        # shellcheck disable=SC2086 # the name and the sweep's words
+        set -- $run
+        name=$1
+        shift
+        if "$py" "$srcdir/tests/fpscale_numpy.py" "$tmp/$name.out" "$@" \
+            >"$tmp/$name.numpy" 2>&1; then
+            ok
+        else
+            bad "numpy: $name: $(tail -n 3 "$tmp/$name.numpy")"
+        fi
+    done
+fi
+# The JSON of a sweep, its text and its CSV: every setting, best first;
+# the answer is the first, the ranking the JSON's, the CSV's lines its
+# records.
+# shellcheck disable=SC2046,SC2086
+good sweep-text --fp8 --top 2 $(printf -- '--sweep %s ' $sweep_sample) "$srcdir/tests/data/sample"
+# shellcheck disable=SC2046,SC2086
+good sweep-csv --csv - --fp8 $(printf -- '--sweep %s ' $sweep_sample) "$srcdir/tests/data/sample"
+if python3 - "$tmp/sweep-sample.out" "$tmp/sweep-text.out" "$tmp/sweep-csv.out" <<'EOF'
+import csv, json, re, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+rows = list(csv.DictReader(open(sys.argv[3], newline="")))
+assert list(d) == ["tool", "version", "mode", "format", "match", "grads_scaled", "swept",
+                   "ranked_by", "settings"], list(d)
+assert d["swept"] == ["history", "margin"] and d["ranked_by"] == "lost, then sqnr_db"
+S = d["settings"]
+assert [s["rank"] for s in S] == list(range(1, 10))
+assert all(list(s) == ["rank", "params", "steps", "total"] for s in S)
+assert sorted((s["params"]["history"], s["params"]["margin"]) for s in S) == \
+    [(h, m) for h in (1, 16, 1024) for m in (0, 1, 2)]
+lost = [s["total"]["saturated"] + s["total"]["underflow"] for s in S]
+assert lost == sorted(lost), lost
+# the text: the answer names the first setting, the ranking is the JSON's order
+p = S[0]["params"]
+first = "Least loss: history %d, %s, margin %d, %s, where %d of the %d nonzero elements saturate" % (
+    p["history"], p["amax_rule"], p["margin"], p["fp8_scale"], S[0]["total"]["saturated"],
+    S[0]["total"]["nonzero_finite"])
+assert first in re.sub(r"\n +", " ", text), text[:600]
+table = text.split("then SQNR):\n", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+got = [(int(l.split()[1]), int(l.split()[3]), int(l.split()[7])) for l in table[:9]]
+assert got == [(s["params"]["history"], s["params"]["margin"], n) for s, n in zip(S, lost)], got
+cur = S[0]["total"]["current"]
+assert table[9].split()[:2] == ["-", "current"]
+assert int(table[9].split()[7]) == cur["saturated"] + cur["underflow"]
+assert "\nThe least loss in detail, history %d (max), margin %d, exact scales:\n" % (
+    p["history"], p["margin"]) in text
+assert all(len(l) <= 100 for l in text.splitlines())
+# the CSV: a line per tensor at a step and one of totals per setting, best first
+recs = [(s, st, t) for s in S for st in s["steps"] for t in st["tensors"]]
+tens = [r for r in rows if r["kind"] == "tensor"]
+assert len(tens) == len(recs) and len(rows) == len(recs) + len(S), (len(rows), len(recs))
+num = lambda v: None if v == "" else float(v)
+for r, (s, st, t) in zip(tens, recs):
+    assert int(r["rank"]) == s["rank"] and int(r["history"]) == s["params"]["history"]
+    assert r["name"] == t["name"] and int(r["step"]) == st["step"]
+    assert num(r["scale"]) == t["scale"] and int(r["history_amaxes"]) == t["history"]
+    assert num(r["history_amax"]) == t["history_amax"] and num(r["amax"]) == t["amax"]
+    for k in ("count", "nonzero_finite", "nonfinite", "saturated", "underflow"):
+        assert int(r[k]) == t[k], k
+    assert num(r["sqnr_db"]) == t["sqnr_db"]
+    assert num(r["current_sqnr_db"]) == t["current"]["sqnr_db"]
+    assert num(r["current_scale"]) == t["current"]["scale"]
+    assert int(r["current_underflow"]) == t["current"]["underflow"]
+tot = [r for r in rows if r["kind"] == "total"]
+assert [int(r["rank"]) for r in tot] == list(range(1, 10))
+assert all(int(r["saturated"]) == s["total"]["saturated"] and r["step"] == "" and
+           num(r["sqnr_db"]) == s["total"]["sqnr_db"] for r, s in zip(tot, S))
+EOF
+then ok; else bad "sweep: the JSON, the text and the CSV disagree"; fi
+# One replay without --sweep is the sweep's setting of the same values.
+good sweep-one --json - --fp8 --history 16 --margin 1 "$srcdir/tests/data/sample"
+if python3 - "$tmp/sweep-sample.out" "$tmp/sweep-one.out" <<'EOF'
+import json, sys
+S = json.load(open(sys.argv[1]))["settings"]
+one = json.load(open(sys.argv[2]))
+s = [s for s in S if s["params"]["history"] == 16 and s["params"]["margin"] == 1][0]
+assert s["params"] == one["params"] and s["steps"] == one["steps"] and s["total"] == one["total"]
+EOF
+then ok; else bad "sweep: a setting differs from its replay alone"; fi
+
+# Bad sweeps: one line, status 2.
+error sweep-noeq 2 'option --sweep: "history" is not PARAM=V1,V2,\.\.\. \(PARAM one of history, amax-rule,' \
+    --fp8 --sweep history "$tmp/fp8"
+error sweep-param 2 'option --sweep: unknown parameter "hist" \(history, amax-rule, margin or fp8-scale\)' \
+    --fp8 --sweep hist=1,2 "$tmp/fp8"
+error sweep-empty 2 'option --sweep: an empty value in "history=1,,2"' --fp8 --sweep history=1,,2 "$tmp/fp8"
+error sweep-none 2 'option --sweep: an empty value in "margin="' --fp8 --sweep margin= "$tmp/fp8"
+error sweep-trail 2 'option --sweep: an empty value in "margin=1,"' --fp8 --sweep margin=1, "$tmp/fp8"
+error sweep-hist0 2 'option --sweep history: "0" is not an integer from 1 to 1000000' \
+    --fp8 --sweep history=1,0 "$tmp/fp8"
+error sweep-margin 2 'option --sweep margin: "65" is not an integer from 0 to 64' \
+    --fp8 --sweep margin=65 "$tmp/fp8"
+error sweep-rule 2 'option --sweep amax-rule: "min" is neither max nor most-recent' \
+    --fp8 --sweep amax-rule=max,min "$tmp/fp8"
+error sweep-scale 2 'option --sweep fp8-scale: "round" is neither exact nor pow2' \
+    --fp8 --sweep fp8-scale=round "$tmp/fp8"
+error sweep-twice 2 'option --sweep: history is swept twice' \
+    --fp8 --sweep history=1 --sweep history=2 "$tmp/fp8"
+error sweep-value 2 'option --sweep: history "2" twice' --fp8 --sweep history=2,1,2 "$tmp/fp8"
+error sweep-both 2 'option --history: history is swept \(--sweep history=\.\.\.\)' \
+    --fp8 --sweep history=1,2 --history 4 "$tmp/fp8"
+error sweep-both2 2 'option --fp8-scale: fp8-scale is swept' \
+    --fp8 --fp8-scale pow2 --sweep fp8-scale=exact,pow2 "$tmp/fp8"
+error sweep-many 2 'option --sweep: 585 settings, more than 256' \
+    --fp8 --sweep history=1,2,3,4,5,6,7,8,9 --sweep "margin=$(seq -s, 0 64)" "$tmp/fp8"
+error sweep-loss 2 'option --sweep applies to --fp8 only' --sweep margin=0,1 "$tmp/fp8"
+error csv-loss 2 'option --csv applies to --fp8 only' --csv - "$tmp/fp8"
+error amaxrule 2 'option --amax-rule: "latest" is neither max nor most-recent' \
+    --fp8 --amax-rule latest "$tmp/fp8"
+error amaxrule-loss 2 'option --amax-rule applies to --fp8 only' --amax-rule max "$tmp/fp8"
 
 # Files, --quiet.
 good files --json "$tmp/o.json" "$tmp/meta"

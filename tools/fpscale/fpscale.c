@@ -25,6 +25,8 @@ enum {
     OPT_FP8,
     OPT_FP8_FORMAT,
     OPT_HISTORY,
+    OPT_AMAX,
+    OPT_SWEEP,
     OPT_GRADS_SCALED,
 };
 
@@ -45,8 +47,13 @@ static const cli_opt options[] = {
      .help = "e4m3 (default) or e5m2"},
     {.key = OPT_HISTORY, .name = "--history", .value = "H",
      .help = "amax history length (default 1024)"},
+    {.key = OPT_AMAX, .name = "--amax-rule", .value = "max|most-recent",
+     .help = "the scale from the history's largest amax (default) or its most recent"},
     {.key = CLI_MARGIN, .help = "divide the scale by 2^M (default 0)"},
     {.key = CLI_FP8_SCALE},
+    {.key = OPT_SWEEP, .name = "--sweep", .value = "PARAM=LIST",
+     .help = "replay each value of PARAM (history, amax-rule, margin, fp8-scale), comma-separated; "
+             "once per parameter swept, every combination ranked by its loss"},
     {.key = CLI_HEADING, .help = "Both:"},
     {.key = CLI_MATCH, .help = "tensors whose name matches (default ^grad/)"},
     {.key = OPT_GRADS_SCALED, .name = "--grads-scaled",
@@ -54,6 +61,7 @@ static const cli_opt options[] = {
     {.key = CLI_TOP},
     {.key = CLI_ALL, .help = "after the summary, every tensor at every step"},
     {.key = CLI_JSON, .help = "the replay as JSON (- for standard output)"},
+    {.key = CLI_CSV, .help = "with --fp8: every setting's tensor at every step as CSV"},
     {.key = CLI_PLOT, .help = "the scales, and the share underflowing per step; .png or .svg"},
     {.key = CLI_PLOT_SIZE},
     {.key = CLI_THREADS, .help = "threads per tensor (default: all its CPUs)"},
@@ -64,8 +72,8 @@ static const cli_opt options[] = {
 static const char *const synopsis[] = {
     "--format --init-scale --growth-factor --backoff-factor --growth-interval --match "
     "--grads-scaled --top --all --json --plot --plot-size --threads --quiet PATH...",
-    "!--fp8 --fp8-format --history --margin --fp8-scale --match --grads-scaled --top --all "
-    "--json --plot --plot-size --threads --quiet PATH...",
+    "!--fp8 --fp8-format --history --amax-rule --margin --fp8-scale --sweep --match --grads-scaled "
+    "--top --all --json --csv --plot --plot-size --threads --quiet PATH...",
     NULL,
 };
 
@@ -75,6 +83,8 @@ typedef struct opts {
     scale_run run;
     cli_common c;
     const fpk_format *fp8_format;
+    fp8_setting set; /* --history, --amax-rule, --margin, --fp8-scale */
+    scale_sweep sweep;
     bool own_given[OPT_GRADS_SCALED - CLI_OWN + 1];
 } opts;
 
@@ -142,18 +152,26 @@ static void list_steps(scale_run *run, const scan *s)
                     run->files[i].step, run->files[i - 1].path, run->files[i].path);
 }
 
-/* X / L in fp64, or an exit with status 2 if the quotient is not exact
- * (the scaling must stay one exact rounding). */
-static double exact_div(double x, double l, const char *path)
+bool scale_div(double x, double l, double *q, const char *path, char *why, size_t len)
 {
     fpk_ctx c = fpk_ctx_default();
-    double q = fpk_to_double(&fpk_fp64, fpk_div(&fpk_fp64, fpk_from_double(&fpk_fp64, x, &c),
-                                                fpk_from_double(&fpk_fp64, l, &c), &c));
-    if (c.flags & (FPK_INEXACT | FPK_UNDERFLOW | FPK_OVERFLOW))
-        cli_die(CLI_EXIT_USAGE,
-                "%s: dividing by the loss scale %.17g is not exact in double; --grads-scaled "
-                "needs a loss scale that divides exactly (a power of two)",
-                path, l);
+    *q = fpk_to_double(&fpk_fp64, fpk_div(&fpk_fp64, fpk_from_double(&fpk_fp64, x, &c),
+                                          fpk_from_double(&fpk_fp64, l, &c), &c));
+    if (!(c.flags & (FPK_INEXACT | FPK_UNDERFLOW | FPK_OVERFLOW)))
+        return true;
+    snprintf(why, len,
+             "%s: dividing by the loss scale %.17g is not exact in double; --grads-scaled "
+             "needs a loss scale that divides exactly (a power of two)",
+             path, l);
+    return false;
+}
+
+double scale_exact_div(double x, double l, const char *path)
+{
+    double q;
+    char why[SCALE_WHY_LEN];
+    if (!scale_div(x, l, &q, path, why, sizeof why))
+        cli_die(CLI_EXIT_USAGE, "%s", why);
     return q;
 }
 
@@ -200,29 +218,39 @@ static void run_step(const scan *s, step_jobs *sj, int threads)
     scan_run(&pool);
 }
 
-/* The tensors of step F that --match keeps, as jobs (their scales to be
- * set); none is an error. */
-static void step_tensors(const opts *o, const scan *s, const scale_file *f, step_jobs *sj)
+const scan_tensor **scale_step_tensors(const scale_run *run, const regex_t *match, const scan *s,
+                                       const scale_file *f, size_t *n)
 {
-    sj->run = &o->run;
-    sj->n = 0;
-    sj->v = cli_xcalloc(s->ntensors ? s->ntensors : 1, sizeof *sj->v);
+    const scan_tensor **v = cli_xcalloc(s->ntensors ? s->ntensors : 1, sizeof *v);
     size_t in_file = 0;
     const char *first = NULL;
+    *n = 0;
     for (size_t k = 0; k < s->ntensors; k++) {
         const scan_tensor *t = &s->tensors[k];
         if (t->file != f->scan_file)
             continue;
         if (!in_file++)
             first = t->t.name;
-        if (regexec(&o->c.match, t->t.name, 0, NULL, 0) == 0)
-            sj->v[sj->n++].t = t;
+        if (regexec(match, t->t.name, 0, NULL, 0) == 0)
+            v[(*n)++] = t;
     }
-    if (!sj->n)
+    if (!*n)
         cli_die(CLI_EXIT_USAGE,
                 "%s: no tensor matches --match '%s' (of %zu: %s%s); a .npy tensor is named by "
                 "its file",
-                f->path, o->run.match, in_file, first ? first : "none", in_file > 1 ? ", ..." : "");
+                f->path, run->match, in_file, first ? first : "none", in_file > 1 ? ", ..." : "");
+    return v;
+}
+
+/* The tensors of step F as jobs, their scales to be set. */
+static void step_tensors(const opts *o, const scan *s, const scale_file *f, step_jobs *sj)
+{
+    const scan_tensor **ts = scale_step_tensors(&o->run, &o->c.match, s, f, &sj->n);
+    sj->run = &o->run;
+    sj->v = cli_xcalloc(sj->n, sizeof *sj->v);
+    for (size_t j = 0; j < sj->n; j++)
+        sj->v[j].t = ts[j];
+    free(ts);
 }
 
 static void counts_of(scale_counts *c, const fpk_stats *s)
@@ -234,13 +262,15 @@ static void counts_of(scale_counts *c, const fpk_stats *s)
     c->underflow = s->fmt[0].underflow;
 }
 
-static void add_counts(scale_counts *into, const scale_counts *c)
+void scale_add_counts(scale_counts *into, const scale_counts *c)
 {
     into->count += c->count;
     into->nonzero += c->nonzero;
     into->nonfinite += c->nonfinite;
     into->overflow += c->overflow;
     into->underflow += c->underflow;
+    into->x2 += c->x2;
+    into->e2 += c->e2;
 }
 
 /* S (fp32) times the factor G (fp64), rounded to fp64 and then to fp32, as
@@ -267,7 +297,7 @@ static void replay_loss(opts *o, const scan *s)
         step_tensors(o, s, f, &sj);
         /* A scale of 0 (after enough backoffs) makes every element zero. */
         bool zero = fpk_classify(&fpk_fp32, scale) == FPK_CLASS_ZERO;
-        double eff = zero ? 1 : exact_div(scale_f32(scale), f->loss_scale, f->path);
+        double eff = zero ? 1 : scale_exact_div(scale_f32(scale), f->loss_scale, f->path);
         for (size_t j = 0; j < sj.n; j++)
             sj.v[j].scale = eff;
         run_step(s, &sj, o->c.threads);
@@ -280,7 +310,7 @@ static void replay_loss(opts *o, const scan *s)
                 e->c.overflow = 0;
                 e->c.underflow = e->c.nonzero;
             }
-            add_counts(&st->sum, &e->c);
+            scale_add_counts(&st->sum, &e->c);
         }
         free(sj.v);
         /* GradScaler.update (_amp_update_scale_): back off and reset the
@@ -301,134 +331,27 @@ static void replay_loss(opts *o, const scan *s)
     }
 }
 
-/* An FP8 tensor's amax history: the last H amaxes, newest at NEXT-1. */
-typedef struct history {
-    char *name;
-    double *amax;
-    size_t n, next;
-    fpk_bits scale; /* fp32: the last scale */
-} history;
-
-static history *history_of(history **hs, size_t *n, size_t *cap, const char *name, long h)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*hs)[i].name, name) == 0)
-            return &(*hs)[i];
-    if (*n == *cap) {
-        *cap = *cap ? 2 * *cap : 16;
-        if (!(*hs = realloc(*hs, *cap * sizeof **hs)))
-            cli_die(CLI_EXIT_INTERNAL, "out of memory");
-    }
-    history *x = &(*hs)[(*n)++];
-    x->name = cli_strf("%s", name);
-    x->amax = cli_xcalloc((size_t)h, sizeof *x->amax);
-    x->n = x->next = 0;
-    x->scale = scale_f32_int(1);
-    return x;
-}
-
-/* Transformer Engine's delayed scaling: the scale for this step, from the
- * amaxes of the steps before (its amax_compute_algo "max"), by the run's
- * rule (scaling_fp8); the previous scale (1 at first) when the history is
- * empty, its maximum 0 or not finite, or the scale not a float32 number. */
-static void fp8_scale(const scale_run *run, history *h, scale_entry *e)
-{
-    e->history = h->n;
-    e->has_hist_amax = h->n > 0;
-    e->hist_amax = 0;
-    for (size_t i = 0; i < h->n; i++)
-        if (!(h->amax[i] <= e->hist_amax))
-            e->hist_amax = h->amax[i];
-    if (h->n && e->hist_amax > 0 && isfinite(e->hist_amax)) {
-        double q = scaling_fp8(run->format, e->hist_amax, run->margin, (scaling_rule)run->rule);
-        fpk_ctx c = fpk_ctx_default();
-        fpk_bits b = fpk_from_double(&fpk_fp32, q, &c);
-        if (q > 0 && !(c.flags & (FPK_INEXACT | FPK_OVERFLOW)))
-            h->scale = b;
-    }
-    e->scale = h->scale;
-}
-
-/* The name under which tensor NAME of D keeps its amax history: a .npy
- * file's one tensor is named after its file, step number included, so
- * there the number is made "*" (g-7.npy and g-10.npy: one tensor, g-*.npy,
- * at two steps). */
-static char *series_name(const scale_file *f, const char *name)
-{
-    const char *start, *end;
-    if (!f->npy || !scan_last_number(name, &start, &end))
-        return cli_strf("%s", name);
-    return cli_strf("%.*s*%s", (int)(start - name), name, end);
-}
-
-/* FP8 mode: each matched tensor cast at its delayed scale. */
-static void replay_fp8(opts *o, const scan *s)
-{
-    scale_run *run = &o->run;
-    history *hs = NULL;
-    size_t nh = 0, caph = 0;
-    for (size_t i = 0; i < run->nfiles; i++) {
-        const scale_file *f = &run->files[i];
-        scale_step *st = &run->steps[i];
-        step_jobs sj;
-        step_tensors(o, s, f, &sj);
-        st->t = cli_xcalloc(sj.n, sizeof *st->t);
-        history **hist = cli_xcalloc(sj.n, sizeof *hist);
-        /* the scales, from the amaxes of the steps before */
-        for (size_t j = 0; j < sj.n; j++) {
-            char *series = series_name(f, sj.v[j].t->t.name);
-            for (size_t k = 0; k < st->n; k++)
-                if (strcmp(st->t[k].name, series) == 0)
-                    cli_die(CLI_EXIT_USAGE, "%s: tensor %s twice", f->path, series);
-            history *h = hist[j] = history_of(&hs, &nh, &caph, series, run->history);
-            free(series);
-            scale_entry *e = &st->t[st->n++];
-            e->name = scale_name(run, h->name);
-            fp8_scale(run, h, e);
-            sj.v[j].scale = exact_div(scale_f32(e->scale), f->loss_scale, f->path);
-            sj.v[j].saturate = true;
-        }
-        run_step(s, &sj, o->c.threads);
-        for (size_t j = 0; j < sj.n; j++) {
-            scale_entry *e = &st->t[j];
-            history *h = hist[j];
-            e->c = sj.v[j].c;
-            /* The amax recorded: of the unscaled gradient, inf if any
-             * element is inf or NaN. */
-            e->amax = sj.v[j].nonfinite ? fpk_to_double(&fpk_fp64, fpk_fp64.inf)
-                                        : exact_div(sj.v[j].amax, f->loss_scale, f->path);
-            h->amax[h->next] = e->amax;
-            h->next = (h->next + 1) % (size_t)run->history;
-            if (h->n < (size_t)run->history)
-                h->n++;
-            add_counts(&st->sum, &e->c);
-        }
-        free(hist);
-        free(sj.v);
-    }
-    for (size_t i = 0; i < nh; i++) {
-        free(hs[i].name);
-        free(hs[i].amax);
-    }
-    free(hs);
-}
-
 /* Checks the outputs before the work: no output replaces an input (the
  * scan protects those) or another output. */
 static void guard_outputs(const opts *o)
 {
-    const char *outs[] = {o->c.json, o->c.plot};
+    const char *outs[] = {o->c.json, o->c.csv, o->c.plot};
     outfile_check(outs, sizeof outs / sizeof outs[0]);
 }
 
 static void write_outputs(const opts *o)
 {
-    if (o->c.json) {
+    if (o->c.json)
         outfile_json(o->c.json, scale_json(&o->run));
+    if (o->c.csv) {
+        outfile f;
+        outfile_open(&f, o->c.csv);
+        scale_csv(&o->run, f.fp);
+        outfile_commit(&f);
     }
     if (o->c.plot)
         scale_plot(&o->run, o->c.plot, o->c.plot_width, o->c.plot_height);
-    if (!o->c.quiet && !cli_is_stdout(o->c.json)) {
+    if (!o->c.quiet && !cli_is_stdout(o->c.json) && !cli_is_stdout(o->c.csv)) {
         scale_text(&o->run, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             cli_die(CLI_EXIT_INTERNAL, "writing to standard output failed: %s", strerror(errno));
@@ -470,7 +393,13 @@ static void own_option(void *state, int key, char *const *v)
             cli_die(CLI_EXIT_USAGE, "option --fp8-format: %s is not an 8-bit format",
                     o->fp8_format->name);
         break;
-    case OPT_HISTORY: run->history = (long)cli_parse_int("--history", v[0], 1, 1000000); break;
+    case OPT_HISTORY: o->set.history = (long)cli_parse_int("--history", v[0], 1, 1000000); break;
+    case OPT_AMAX:
+        if (!sweep_amax_lookup(v[0], &o->set.most_recent))
+            cli_die(CLI_EXIT_USAGE, "option --amax-rule: \"%s\" is neither max nor most-recent",
+                    v[0]);
+        break;
+    case OPT_SWEEP: sweep_parse(&o->sweep, v[0]); break;
     case OPT_GRADS_SCALED: run->grads_scaled = true; break;
     }
 }
@@ -485,10 +414,35 @@ static const cli_tool tool = {
     .own = own_option,
 };
 
+/* FP8 mode: the format, checked as the library's casts take it, and the
+ * settings: the options', or the sweep's. */
+static void fp8_settings(opts *o)
+{
+    scale_run *run = &o->run;
+    fpk_recipe r = {.elem = o->fp8_format, .scale = &fpk_fp32, .rule = FPK_SCALE_AMAX};
+    fpk_error err;
+    if (!fpk_recipe_valid(&r, &err))
+        cli_die(CLI_EXIT_USAGE, "option --fp8-format: %s: %s", o->fp8_format->name, err.msg);
+    run->format = o->fp8_format;
+    o->set.margin = o->c.margin;
+    o->set.rule = o->c.fp8_scale;
+    if (o->sweep.nparams) {
+        run->settings = sweep_settings(&o->sweep, &o->set, &run->nsettings);
+        run->sweep = &o->sweep;
+    } else {
+        run->settings = cli_xcalloc(1, sizeof *run->settings);
+        run->settings[0] = o->set;
+        run->nsettings = 1;
+    }
+}
+
 /* The options of one mode only: those of loss scaling, then those of --fp8. */
 static const int loss_only[] = {CLI_FORMAT, OPT_INIT_SCALE, OPT_GROWTH_FACTOR, OPT_BACKOFF_FACTOR,
                                 OPT_GROWTH_INTERVAL};
-static const int fp8_only[] = {OPT_FP8_FORMAT, OPT_HISTORY, CLI_MARGIN, CLI_FP8_SCALE};
+static const int fp8_only[] = {OPT_FP8_FORMAT, OPT_HISTORY, OPT_AMAX, CLI_MARGIN,
+                               CLI_FP8_SCALE, OPT_SWEEP, CLI_CSV};
+/* The option of each parameter --sweep takes, in scale_sweep's order. */
+static const int swept_option[SWEEP_PARAMS] = {OPT_HISTORY, OPT_AMAX, CLI_MARGIN, CLI_FP8_SCALE};
 
 static bool given(const opts *o, int key)
 {
@@ -504,7 +458,7 @@ int main(int argc, char **argv)
     run->growth_factor = 2;
     run->backoff_factor = 0.5;
     run->growth_interval = 2000;
-    run->history = 1024;
+    o.set.history = 1024;
     run->init_scale = scale_f32_int(65536);
     cli_common_init(&o.c);
     cli_parse(&tool, &o.c, argc, argv, &o);
@@ -520,12 +474,15 @@ int main(int argc, char **argv)
         if (given(&o, fp8_only[k]) && !run->fp8)
             cli_die(CLI_EXIT_USAGE, "option %s applies to --fp8 only",
                     cli_option_name(&tool, fp8_only[k]));
+    for (int p = 0; p < SWEEP_PARAMS; p++)
+        if (o.sweep.nvalues[p] && given(&o, swept_option[p]))
+            cli_die(CLI_EXIT_USAGE, "option %s: %s is swept (--sweep %s=...)",
+                    cli_option_name(&tool, swept_option[p]), sweep_param_name(p),
+                    sweep_param_name(p));
     if (o.c.format)
         run->format = o.c.format;
     if (run->fp8)
-        run->format = o.fp8_format;
-    run->margin = o.c.margin;
-    run->rule = o.c.fp8_scale;
+        fp8_settings(&o);
     run->top = o.c.top;
     run->all = o.c.all;
     if (!o.c.has_match)
@@ -539,16 +496,30 @@ int main(int argc, char **argv)
     if (!s.files.n)
         cli_die(CLI_EXIT_USAGE, "no dumps found: the paths hold no .npy or safetensors files");
     list_steps(run, &s);
-    run->steps = cli_xcalloc(run->nfiles, sizeof *run->steps);
     guard_outputs(&o);
-    if (run->fp8)
-        replay_fp8(&o, &s);
-    else
+    if (run->fp8) {
+        scale_replay_fp8(run, &o.c.match, &s, o.c.threads);
+        if (run->sweep)
+            sweep_rank(run);
+    } else {
+        run->steps = cli_xcalloc(run->nfiles, sizeof *run->steps);
         replay_loss(&o, &s);
+    }
     write_outputs(&o);
 
-    for (size_t i = 0; i < run->nfiles; i++)
+    for (size_t k = 0; k < run->nsettings; k++) {
+        for (size_t i = 0; i < run->nfiles; i++)
+            free(run->fp8_steps[k][i].t);
+        free(run->fp8_steps[k]);
+    }
+    if (run->fp8)
+        run->steps = NULL;
+    for (size_t i = 0; run->steps && i < run->nfiles; i++)
         free(run->steps[i].t);
+    free(run->fp8_steps);
+    free(run->settings);
+    free(run->rank);
+    sweep_free(&o.sweep);
     for (size_t i = 0; i < run->nnames; i++)
         free(run->names[i]);
     free(run->names);

@@ -1,7 +1,8 @@
-/* fpscale's outputs but the text: the JSON (fpscale(1), JSON OUTPUT) and
- * the plot of the scale trajectory and of the share that underflows,
- * through plots/fpscale.gp (gnuplot.h). */
+/* fpscale's outputs but the text: the JSON (fpscale(1), JSON OUTPUT), the
+ * CSV of FP8 mode, and the plot of the scale trajectory and of the share
+ * that underflows, through plots/fpscale.gp (gnuplot.h). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "fpscale.h"
 #include "gnuplot.h"
 #include "scaling.h"
+#include "text.h"
 
 bool scale_log2(fpk_bits scale, int *k)
 {
@@ -60,6 +62,32 @@ static json_t *finite_or_null(double x)
     return fpk_classify(&fpk_fp64, scale_f64_bits(x)) == FPK_CLASS_INF ? json_null() : json_real(x);
 }
 
+/* The SQNR of C's sums in dB, null without signal or error. */
+static json_t *db_json(const scale_counts *c)
+{
+    double db;
+    return scale_db(c, &db) && isfinite(db) ? json_real(db) : json_null();
+}
+
+/* FP8 mode: the SQNR of C, and current scaling's counts CUR (of scale
+ * SCALE, unless NULL). */
+static void json_fp8(json_t *o, const scale_counts *c, const scale_counts *cur,
+                     const fpk_bits *scale)
+{
+    json_object_set_new(o, "sqnr_db", db_json(c));
+    json_t *k = json_object();
+    if (scale) {
+        json_object_set_new(k, "scale", json_real(scale_f32(*scale)));
+        json_object_set_new(k, "scale_log2", jlog2(*scale));
+    }
+    json_object_set_new(k, "saturated", jcount(cur->overflow));
+    json_object_set_new(k, "underflow", jcount(cur->underflow));
+    json_object_set_new(k, "saturated_frac", frac(cur->overflow, cur->nonzero));
+    json_object_set_new(k, "underflow_frac", frac(cur->underflow, cur->nonzero));
+    json_object_set_new(k, "sqnr_db", db_json(cur));
+    json_object_set_new(o, "current", k);
+}
+
 /* The counts shared by both modes; OVER names the overflow count. */
 static void json_counts(json_t *o, const scale_counts *c, const char *over)
 {
@@ -90,33 +118,24 @@ static json_t *entry_json(const scale_run *run, const scale_file *f, const scale
         json_object_set_new(t, "amax", finite_or_null(e->amax));
     }
     json_counts(t, &e->c, run->fp8 ? "saturated" : "overflow");
+    if (run->fp8)
+        json_fp8(t, &e->c, &e->cur, &e->cur_scale);
     return t;
 }
 
-static void add_all(scale_counts *all, const scale_counts *c)
+/* Into J: the params, steps and total of RUN (in FP8 mode, of its
+ * setting). */
+static void replay_json(json_t *j, const scale_run *run)
 {
-    all->count += c->count, all->nonzero += c->nonzero;
-    all->nonfinite += c->nonfinite, all->overflow += c->overflow;
-    all->underflow += c->underflow;
-}
-
-json_t *scale_json(const scale_run *run)
-{
-    json_t *j = json_object();
-    json_object_set_new(j, "tool", json_string("fpscale"));
-    json_object_set_new(j, "version", json_string(fpk_version()));
-    json_object_set_new(j, "mode", json_string(run->fp8 ? "fp8" : "loss"));
-    json_object_set_new(j, "format", json_string(run->format->name));
-    json_object_set_new(j, "match", json_string(run->match));
-    json_object_set_new(j, "grads_scaled", json_boolean(run->grads_scaled));
     json_t *p = json_object();
     if (run->fp8) {
         json_object_set_new(p, "fp8_max",
                             json_real(fpk_to_double(run->format, run->format->max_finite)));
-        json_object_set_new(p, "history", json_integer(run->history));
-        json_object_set_new(p, "margin", json_integer(run->margin));
+        json_object_set_new(p, "history", json_integer(run->set.history));
+        json_object_set_new(p, "amax_rule", json_string(sweep_amax_name(run->set.most_recent)));
+        json_object_set_new(p, "margin", json_integer(run->set.margin));
         json_object_set_new(p, "fp8_scale",
-                            json_string(scaling_rule_name((scaling_rule)run->rule)));
+                            json_string(scaling_rule_name((scaling_rule)run->set.rule)));
     } else {
         json_object_set_new(p, "init_scale", json_real(scale_f32(run->init_scale)));
         json_object_set_new(p, "growth_factor", json_real(run->growth_factor));
@@ -126,7 +145,8 @@ json_t *scale_json(const scale_run *run)
     json_object_set_new(j, "params", p);
     json_t *steps = json_array();
     uint64_t skipped = 0;
-    scale_counts all = {0};
+    scale_counts all, cur;
+    scale_totals(run, &all, &cur);
     for (size_t i = 0; i < run->nfiles; i++) {
         const scale_file *f = &run->files[i];
         const scale_step *st = &run->steps[i];
@@ -141,6 +161,7 @@ json_t *scale_json(const scale_run *run)
             json_array_append_new(ts, entry_json(run, f, &st->t[k]));
         if (run->fp8) {
             json_counts(s, &st->sum, "saturated");
+            json_fp8(s, &st->sum, &st->cur, NULL);
             json_object_set_new(s, "tensors", ts);
         } else {
             json_object_set_new(s, "scale", json_real(scale_f32(st->scale)));
@@ -153,7 +174,6 @@ json_t *scale_json(const scale_run *run)
             json_object_set_new(s, "per_tensor", ts);
             skipped += st->skipped;
         }
-        add_all(&all, &st->sum);
         json_array_append_new(steps, s);
     }
     json_object_set_new(j, "steps", steps);
@@ -165,7 +185,37 @@ json_t *scale_json(const scale_run *run)
                             json_real(scale_f32(run->steps[run->nfiles - 1].next_scale)));
     }
     json_counts(t, &all, run->fp8 ? "saturated" : "overflow");
+    if (run->fp8)
+        json_fp8(t, &all, &cur, NULL);
     json_object_set_new(j, "total", t);
+}
+
+json_t *scale_json(const scale_run *run)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "tool", json_string("fpscale"));
+    json_object_set_new(j, "version", json_string(fpk_version()));
+    json_object_set_new(j, "mode", json_string(run->fp8 ? "fp8" : "loss"));
+    json_object_set_new(j, "format", json_string(run->format->name));
+    json_object_set_new(j, "match", json_string(run->match));
+    json_object_set_new(j, "grads_scaled", json_boolean(run->grads_scaled));
+    if (!run->sweep) {
+        replay_json(j, run);
+        return j;
+    }
+    json_t *swept = json_array(), *settings = json_array();
+    for (int q = 0; q < run->sweep->nparams; q++)
+        json_array_append_new(swept, json_string(sweep_param_name(run->sweep->order[q])));
+    json_object_set_new(j, "swept", swept);
+    json_object_set_new(j, "ranked_by", json_string("lost, then sqnr_db"));
+    for (size_t r = 0; r < run->nsettings; r++) {
+        scale_run v = scale_view(run, run->rank[r]);
+        json_t *o = json_object();
+        json_object_set_new(o, "rank", json_integer((json_int_t)r + 1));
+        replay_json(o, &v);
+        json_array_append_new(settings, o);
+    }
+    json_object_set_new(j, "settings", settings);
     return j;
 }
 
@@ -218,9 +268,11 @@ void scale_plot(const scale_run *run, const char *path, int width, int height)
     gp_plot p;
     gp_begin(&p, path, "fpscale.gp");
     int blocks = plot_data(run, p.data);
-    char *title = run->fp8 ? cli_strf("FP8 delayed scaling (%s, history %ld, margin %d, %s scales)",
-                                      run->format->name, run->history, run->margin,
-                                      scaling_rule_name((scaling_rule)run->rule))
+    char *title = run->fp8 ? cli_strf("FP8 delayed scaling (%s, history %ld (%s), margin %d, %s "
+                                      "scales)",
+                                      run->format->name, run->set.history,
+                                      sweep_amax_name(run->set.most_recent), run->set.margin,
+                                      scaling_rule_name((scaling_rule)run->set.rule))
                            : cli_strf("dynamic loss scaling (%s)", run->format->name);
     char *q_title = gp_quote(title);
     char *vars = cli_strf("width=%d; height=%d; mode='%s'; blocks=%d; title=%s; fmt='%s'", width,
@@ -228,4 +280,62 @@ void scale_plot(const scale_run *run, const char *path, int width, int height)
     free(q_title), free(title);
     gp_end(&p, vars);
     free(vars);
+}
+
+/* A double that reads back exactly, or nothing; after a comma. */
+static void csv_real(FILE *out, bool has, double v)
+{
+    if (has && isfinite(v))
+        fprintf(out, ",%.17g", v);
+    else
+        fputc(',', out);
+}
+
+/* C's counts, its SQNR, then current scaling's (CUR, at SCALE unless
+ * NULL). */
+static void csv_counts(FILE *out, const scale_counts *c, const scale_counts *cur,
+                       const fpk_bits *scale)
+{
+    double db = 0, cur_db = 0;
+    bool has = scale_db(c, &db), cur_has = scale_db(cur, &cur_db);
+    fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, c->count,
+            c->nonzero, c->nonfinite, c->overflow, c->underflow);
+    csv_real(out, has, db);
+    csv_real(out, scale != NULL, scale ? scale_f32(*scale) : 0);
+    fprintf(out, ",%" PRIu64 ",%" PRIu64, cur->overflow, cur->underflow);
+    csv_real(out, cur_has, cur_db);
+}
+
+void scale_csv(const scale_run *run, FILE *out)
+{
+    fputs("kind,rank,history,amax_rule,margin,fp8_scale,step,name,scale,history_amaxes,"
+          "history_amax,amax,count,nonzero_finite,nonfinite,saturated,underflow,sqnr_db,"
+          "current_scale,current_saturated,current_underflow,current_sqnr_db\n",
+          out);
+    for (size_t r = 0; r < run->nsettings; r++) {
+        size_t k = run->rank ? run->rank[r] : r;
+        const fp8_setting *set = &run->settings[k];
+        scale_run v = scale_view(run, k);
+        char head[160];
+        snprintf(head, sizeof head, "%zu,%ld,%s,%d,%s", r + 1, set->history,
+                 sweep_amax_name(set->most_recent), set->margin,
+                 scaling_rule_name((scaling_rule)set->rule));
+        for (size_t i = 0; i < v.nfiles; i++)
+            for (size_t j = 0; j < v.steps[i].n; j++) {
+                const scale_entry *e = &v.steps[i].t[j];
+                fprintf(out, "tensor,%s,%" PRId64 ",", head, v.files[i].step);
+                cli_csv_field(out, e->name);
+                csv_real(out, true, scale_f32(e->scale));
+                fprintf(out, ",%zu", e->history);
+                csv_real(out, e->has_hist_amax, e->hist_amax);
+                csv_real(out, true, e->amax);
+                csv_counts(out, &e->c, &e->cur, &e->cur_scale);
+                fputc('\n', out);
+            }
+        scale_counts all, cur;
+        scale_totals(&v, &all, &cur);
+        fprintf(out, "total,%s,,,,,,", head);
+        csv_counts(out, &all, &cur, NULL);
+        fputc('\n', out);
+    }
 }

@@ -20,9 +20,7 @@ static void shortest(char *buf, size_t len, double x)
     fpk_format_shortest(&fpk_fp64, scale_f64_bits(x), buf, len);
 }
 
-/* N/D as a percentage with its sign, "0" and "-" as cli_percent; BUF of
- * 16 bytes. */
-static const char *pct(char *buf, uint64_t n, uint64_t d)
+const char *scale_pct(char *buf, uint64_t n, uint64_t d)
 {
     char p[8];
     const char *t = cli_percent(p, n, d);
@@ -54,11 +52,17 @@ static void header(const scale_run *run, FILE *out)
             cli_plural(run->nfiles), span, range, cli_plural(hi), run->match,
             run->grads_scaled ? ", divided by their loss_scale" : "");
     char a[64], b[64], c[64]; /* e8m0's max, 2^127, exactly: 44 characters */
-    if (run->fp8) {
+    const fp8_setting *set = &run->set;
+    if (run->fp8 && run->sweep) {
+        sweep_text(run, out);
+        fprintf(out, "\nThe least loss in detail, history %ld (%s), margin %d, %s scales:\n",
+                set->history, sweep_amax_name(set->most_recent), set->margin,
+                scaling_rule_name((scaling_rule)set->rule));
+    } else if (run->fp8) {
         fpk_format_exact(run->format, run->format->max_finite, a, sizeof a);
-        fprintf(out, "FP8 delayed scaling in %s (max %s): history %ld, margin %d, %s scales\n",
-                run->format->name, a, run->history, run->margin,
-                scaling_rule_name((scaling_rule)run->rule));
+        fprintf(out, "FP8 delayed scaling in %s (max %s): history %ld (%s), margin %d, %s scales\n",
+                run->format->name, a, set->history, sweep_amax_name(set->most_recent),
+                set->margin, scaling_rule_name((scaling_rule)set->rule));
     } else {
         scale_text_value(a, sizeof a, run->init_scale);
         shortest(b, sizeof b, run->growth_factor);
@@ -112,14 +116,14 @@ static void trend(summary_line *t, const scale_run *run, value_fn *value)
 static double underflow_at(const scale_run *run, size_t i, char *buf)
 {
     const scale_counts *c = &run->steps[i].sum;
-    pct(buf, c->underflow, c->nonzero);
+    scale_pct(buf, c->underflow, c->nonzero);
     return c->nonzero ? (double)c->underflow / (double)c->nonzero : 0;
 }
 
 static double saturated_at(const scale_run *run, size_t i, char *buf)
 {
     const scale_counts *c = &run->steps[i].sum;
-    pct(buf, c->overflow, c->nonzero);
+    scale_pct(buf, c->overflow, c->nonzero);
     return c->nonzero ? (double)c->overflow / (double)c->nonzero : 0;
 }
 
@@ -144,7 +148,7 @@ static void worst_of(summary_line *t, const scale_run *run, uint64_t (*count)(co
         return;
     char *name = cli_printable(w->name), b[48];
     if (share)
-        pct(b, count(w), w->c.nonzero);
+        scale_pct(b, count(w), w->c.nonzero);
     else
         snprintf(b, sizeof b, "%" PRIu64 " element%s", count(w), cli_plural(count(w)));
     summary_add(t, " (worst: %s at step %" PRId64 ", %s)", name, step_of(run, wi), b);
@@ -168,12 +172,8 @@ static uint64_t saturates(const scale_entry *e)
 
 static scale_counts totals(const scale_run *run)
 {
-    scale_counts all = {0};
-    for (size_t i = 0; i < run->nfiles; i++) {
-        const scale_counts *c = &run->steps[i].sum;
-        all.count += c->count, all.nonzero += c->nonzero, all.nonfinite += c->nonfinite;
-        all.overflow += c->overflow, all.underflow += c->underflow;
-    }
+    scale_counts all, cur;
+    scale_totals(run, &all, &cur);
     return all;
 }
 
@@ -250,7 +250,7 @@ static void summary_loss(const scale_run *run, FILE *out)
     } else {
         char b[16];
         summary_add(&t, "Underflow: %s of the nonzero gradients round to zero in %s at %s: ",
-                    pct(b, all.underflow, all.nonzero), run->format->name,
+                    scale_pct(b, all.underflow, all.nonzero), run->format->name,
                     runs == 1 ? "that scale" : "these scales");
         trend(&t, run, underflow_at);
         worst_of(&t, run, underflows, true);
@@ -259,21 +259,89 @@ static void summary_loss(const scale_run *run, FILE *out)
     summary_end(&t, out);
 }
 
+/* An SQNR for the text: "21.30", "inf"; BUF of 16 bytes. */
+static const char *db_text(char *buf, double db)
+{
+    snprintf(buf, 16, isinf(db) ? "inf" : "%.2f", db);
+    return buf;
+}
+
+/* The SQNR of C for a table: "21.30", "inf", "-" without signal. */
+static const char *db_cell(char *buf, const scale_counts *c)
+{
+    double db;
+    return scale_db(c, &db) ? db_text(buf, db) : strcpy(buf, "-");
+}
+
+/* " (worst: NAME at step S, X dB)": the tensor at a step whose SQNR, of
+ * its delayed cast (CUR false) or its current one, is the least. */
+static void worst_db(summary_line *t, const scale_run *run, bool cur)
+{
+    const scale_entry *w = NULL;
+    size_t wi = 0;
+    double least = 0, db;
+    for (size_t i = 0; i < run->nfiles; i++)
+        for (size_t j = 0; j < run->steps[i].n; j++) {
+            const scale_entry *e = &run->steps[i].t[j];
+            if (scale_db(cur ? &e->cur : &e->c, &db) && (!w || db < least))
+                least = db, w = e, wi = i;
+        }
+    if (!w)
+        return;
+    char *name = cli_printable(w->name), b[16];
+    summary_add(t, " (worst: %s at step %" PRId64 ", %s dB)", name, step_of(run, wi),
+                db_text(b, least));
+    free(name);
+}
+
+/* The SQNR of the delayed casts, then what current scaling does. */
+static void summary_sqnr(summary_line *t, const scale_run *run, FILE *out)
+{
+    scale_counts all, cur;
+    scale_totals(run, &all, &cur);
+    char a[64], b[16], p[16];
+    double db;
+    if (scale_db(&all, &db)) {
+        summary_add(t, "SQNR: %s dB over every tensor and step", db_text(b, db));
+        worst_db(t, run, false);
+        summary_add(t, ".");
+        summary_end(t, out);
+    }
+    fpk_format_exact(run->format, run->format->max_finite, a, sizeof a);
+    summary_add(t, "Current scaling, each tensor at %s / its own amax%s: %s of the nonzero "
+                   "elements (%" PRIu64 ") round to zero and ",
+                a, run->set.rule == SCALING_POW2 ? " rounded down to a power of two" : "",
+                scale_pct(p, cur.underflow, cur.nonzero), cur.underflow);
+    if (cur.overflow)
+        summary_add(t, "%" PRIu64 " saturate", cur.overflow);
+    else
+        summary_add(t, "none saturates");
+    if (scale_db(&cur, &db)) {
+        summary_add(t, "; SQNR %s dB", db_text(b, db));
+        worst_db(t, run, true);
+    }
+    summary_add(t, ".");
+    summary_end(t, out);
+}
+
 /* FP8 mode: how the scales are made and where they end, saturation and
- * underflow. */
+ * underflow, the SQNR, and current scaling beside them. */
 static void summary_fp8(const scale_run *run, FILE *out)
 {
     summary_line t = {0};
     char a[64], b[40], c[40];
     fpk_format_exact(run->format, run->format->max_finite, a, sizeof a);
-    summary_add(
-        &t,
-        "Scales: each tensor is cast at scale 1 at its first step (its history empty), then "
-        "at %s / the largest amax of its last %ld step%s",
-        a, run->history, cli_plural((uint64_t)run->history));
-    if (run->margin)
-        summary_add(&t, " / 2^%d", run->margin);
-    summary_add(&t, run->rule == SCALING_POW2 ? ", rounded down to a power of two"
+    const fp8_setting *set = &run->set;
+    summary_add(&t, "Scales: each tensor is cast at scale 1 at its first step (its history empty), "
+                    "then at %s / ", a);
+    if (set->most_recent)
+        summary_add(&t, "its amax at the step before");
+    else
+        summary_add(&t, "the largest amax of its last %ld step%s", set->history,
+                    cli_plural((uint64_t)set->history));
+    if (set->margin)
+        summary_add(&t, " / 2^%d", set->margin);
+    summary_add(&t, set->rule == SCALING_POW2 ? ", rounded down to a power of two"
                                               : ", a float32 quotient");
     const scale_step *last = &run->steps[run->nfiles - 1];
     const scale_entry *lo = NULL, *hi = NULL;
@@ -302,7 +370,7 @@ static void summary_fp8(const scale_run *run, FILE *out)
         summary_add(&t, "Saturated: no element.");
     } else {
         summary_add(&t, "Saturated: %s of the nonzero elements (%" PRIu64 " of %" PRIu64 "): ",
-                    pct(p, all.overflow, all.nonzero), all.overflow, all.nonzero);
+                    scale_pct(p, all.overflow, all.nonzero), all.overflow, all.nonzero);
         trend(&t, run, saturated_at);
         worst_of(&t, run, saturates, true);
         summary_add(&t, ".");
@@ -314,13 +382,14 @@ static void summary_fp8(const scale_run *run, FILE *out)
         summary_add(&t,
                     "Underflow: %s of the nonzero elements (%" PRIu64 " of %" PRIu64
                     ") round to zero in %s: ",
-                    pct(p, all.underflow, all.nonzero), all.underflow, all.nonzero,
+                    scale_pct(p, all.underflow, all.nonzero), all.underflow, all.nonzero,
                     run->format->name);
         trend(&t, run, underflow_at);
         worst_of(&t, run, underflows, true);
         summary_add(&t, ".");
     }
     summary_end(&t, out);
+    summary_sqnr(&t, run, out);
 }
 
 /* A tensor at a step, for the tables. */
@@ -345,19 +414,23 @@ static spot *spots(const scale_run *run, size_t *n)
 /* The columns of a tensor at a step, for the worst tensors and --all. */
 static table *spot_table(const scale_run *run)
 {
-    table *t = table_new(run->fp8 ? 8 : 6, 2);
+    table *t = table_new(run->fp8 ? 10 : 6, 2);
     int k = 0;
     table_column(t, k++, "tensor", true, true);
     table_column(t, k++, "step", false, false);
     table_column(t, k++, "scale", false, false);
     if (run->fp8) {
-        table_column(t, k++, "hist amax", false, false);
         table_column(t, k++, "amax", false, false);
         table_column(t, k++, "satur %", false, false);
     } else {
         table_column(t, k++, "overflow", false, false);
     }
     table_column(t, k++, "under %", false, false);
+    if (run->fp8) {
+        table_column(t, k++, "dB", false, false);
+        table_column(t, k++, "cur under %", false, false);
+        table_column(t, k++, "cur dB", false, false);
+    }
     table_column(t, k++, "nonzero", false, false);
     return t;
 }
@@ -373,16 +446,18 @@ static void spot_row(table *t, const scale_run *run, const spot *s)
     scale_text_value(sc, sizeof sc, run->fp8 ? e->scale : run->steps[s->step].scale);
     table_add(t, "%s", sc);
     if (run->fp8) {
-        if (e->has_hist_amax)
-            table_add(t, "%.4g", e->hist_amax);
-        else
-            table_add(t, "-");
         table_add(t, "%.4g", e->amax);
         table_add(t, "%s", cli_percent(p, e->c.overflow, e->c.nonzero));
     } else {
         table_add(t, "%" PRIu64, e->c.overflow + e->c.nonfinite);
     }
     table_add(t, "%s", cli_percent(p, e->c.underflow, e->c.nonzero));
+    if (run->fp8) {
+        char b[16];
+        table_add(t, "%s", db_cell(b, &e->c));
+        table_add(t, "%s", cli_percent(p, e->cur.underflow, e->cur.nonzero));
+        table_add(t, "%s", db_cell(b, &e->cur));
+    }
     table_add(t, "%" PRIu64, e->c.nonzero);
 }
 
@@ -421,11 +496,11 @@ static const char *base_name(const char *path)
 static void steps_text(const scale_run *run, FILE *out)
 {
     fprintf(out, "\nBy step:\n");
-    table *t = table_new(7, 2);
+    table *t = table_new(run->fp8 ? 9 : 7, 2);
     if (run->fp8) {
-        const char *h[] = {"step",    "tensors", "min scale", "max scale",
-                           "satur %", "under %", "nonzero"};
-        for (int k = 0; k < 7; k++)
+        const char *h[] = {"step",    "tensors", "min scale",   "max scale", "satur %",
+                           "under %", "dB",      "cur under %", "cur dB"};
+        for (int k = 0; k < 9; k++)
             table_column(t, k, h[k], false, false);
     } else {
         const char *h[] = {"step", "scale", "skipped", "overflow", "under %", "nonzero", "file"};
@@ -451,7 +526,9 @@ static void steps_text(const scale_run *run, FILE *out)
             table_add(t, "%s", a);
             table_add(t, "%s", cli_percent(p, s->sum.overflow, s->sum.nonzero));
             table_add(t, "%s", cli_percent(p, s->sum.underflow, s->sum.nonzero));
-            table_add(t, "%" PRIu64, s->sum.nonzero);
+            table_add(t, "%s", db_cell(a, &s->sum));
+            table_add(t, "%s", cli_percent(p, s->cur.underflow, s->cur.nonzero));
+            table_add(t, "%s", db_cell(a, &s->cur));
         } else {
             scale_text_value(a, sizeof a, s->scale);
             table_add(t, "%s", a);
@@ -483,7 +560,7 @@ static void all_text(const scale_run *run, FILE *out)
 
 void scale_text(const scale_run *run, FILE *out)
 {
-    header(run, out);
+    header(run, out); /* and with --sweep the ranking */
     fprintf(out, "\nSummary:\n");
     if (run->fp8)
         summary_fp8(run, out);
