@@ -54,6 +54,7 @@ static const cli_opt options[] = {
     {.key = OPT_SWEEP, .name = "--sweep", .value = "PARAM=LIST",
      .help = "replay each value of PARAM (history, amax-rule, margin, fp8-scale), comma-separated; "
              "once per parameter swept, every combination ranked by its loss"},
+    {.key = CLI_CSV, .help = "every setting's tensor at every step as CSV (- for standard output)"},
     {.key = CLI_HEADING, .help = "Both:"},
     {.key = CLI_MATCH, .help = "tensors whose name matches (default ^grad/)"},
     {.key = OPT_GRADS_SCALED, .name = "--grads-scaled",
@@ -61,7 +62,6 @@ static const cli_opt options[] = {
     {.key = CLI_TOP},
     {.key = CLI_ALL, .help = "after the summary, every tensor at every step"},
     {.key = CLI_JSON, .help = "the replay as JSON (- for standard output)"},
-    {.key = CLI_CSV, .help = "with --fp8: every setting's tensor at every step as CSV"},
     {.key = CLI_PLOT, .help = "the scales, and the share underflowing per step; .png or .svg"},
     {.key = CLI_PLOT_SIZE},
     {.key = CLI_THREADS, .help = "threads per tensor (default: all its CPUs)"},
