@@ -171,38 +171,38 @@ static uint64_t lost(const loss *l)
     return l->all.overflow + l->all.underflow;
 }
 
+/* A setting and what it lost, to be ranked. */
+typedef struct ranked {
+    loss l;
+    size_t k;
+} ranked;
+
 /* Fewer elements lost first, then the higher SQNR (none last), then the
  * order given. */
-static int by_loss(const loss *a, size_t i, const loss *b, size_t j)
+static int by_loss(const void *pa, const void *pb)
 {
-    if (lost(a) != lost(b))
-        return lost(a) < lost(b) ? -1 : 1;
-    bool ha = !isnan(a->db), hb = !isnan(b->db);
+    const ranked *a = pa, *b = pb;
+    if (lost(&a->l) != lost(&b->l))
+        return lost(&a->l) < lost(&b->l) ? -1 : 1;
+    bool ha = !isnan(a->l.db), hb = !isnan(b->l.db);
     if (ha != hb)
         return ha ? -1 : 1;
-    if (ha && a->db != b->db)
-        return a->db > b->db ? -1 : 1;
-    return (i > j) - (i < j);
+    if (ha && a->l.db != b->l.db)
+        return a->l.db > b->l.db ? -1 : 1;
+    return (a->k > b->k) - (a->k < b->k);
 }
 
 void sweep_rank(scale_run *run)
 {
     size_t n = run->nsettings;
-    loss *l = cli_xcalloc(n, sizeof *l);
+    ranked *v = cli_xcalloc(n, sizeof *v);
+    for (size_t k = 0; k < n; k++)
+        v[k] = (ranked){loss_of(run, k), k};
+    qsort(v, n, sizeof *v, by_loss);
     run->rank = cli_xcalloc(n, sizeof *run->rank);
-    for (size_t k = 0; k < n; k++) {
-        l[k] = loss_of(run, k);
-        run->rank[k] = k;
-    }
-    for (size_t a = 1; a < n; a++) /* insertion: a few hundred at most */
-        for (size_t b = a; b > 0 && by_loss(&l[run->rank[b]], run->rank[b], &l[run->rank[b - 1]],
-                                            run->rank[b - 1]) < 0;
-             b--) {
-            size_t t = run->rank[b];
-            run->rank[b] = run->rank[b - 1];
-            run->rank[b - 1] = t;
-        }
-    free(l);
+    for (size_t r = 0; r < n; r++)
+        run->rank[r] = v[r].k;
+    free(v);
     run->set = run->settings[run->rank[0]];
     run->steps = run->fp8_steps[run->rank[0]];
 }
