@@ -450,6 +450,7 @@ fi
 # records.
 # shellcheck disable=SC2046,SC2086
 good sweep-text --fp8 --top 2 $(printf -- '--sweep %s ' $sweep_sample) "$srcdir/tests/data/sample"
+fits sweep-text
 # shellcheck disable=SC2046,SC2086
 good sweep-csv --csv - --fp8 $(printf -- '--sweep %s ' $sweep_sample) "$srcdir/tests/data/sample"
 if python3 - "$tmp/sweep-sample.out" "$tmp/sweep-text.out" "$tmp/sweep-csv.out" <<'EOF'
@@ -481,7 +482,6 @@ assert table[9].split()[:2] == ["-", "current"]
 assert int(table[9].split()[7]) == cur["saturated"] + cur["underflow"]
 assert "\nThe least loss in detail, history %d (max), margin %d, exact scales:\n" % (
     p["history"], p["margin"]) in text
-assert all(len(l) <= 100 for l in text.splitlines())
 # the CSV: a line per tensor at a step and one of totals per setting, best first
 recs = [(s, st, t) for s in S for st in s["steps"] for t in st["tensors"]]
 tens = [r for r in rows if r["kind"] == "tensor"]
