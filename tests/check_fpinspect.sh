@@ -589,6 +589,7 @@ usage_error 'option --recipe: recipe "nvfp5": expected ELEM/SCALE/RULE/ROWSxCOLS
 usage_error 'recipe nvfp4-2d quantises blocks of 16 rows: give 256 values for one block \(3 given\)' \
     --recipe nvfp4-2d 1,2,3
 usage_error '--shape 2,3 holds 6 values; 5 given' --recipe nvfp4 --shape 2,3 1,2,3,4,5
+usage_error 'holds more values than can be counted' --recipe nvfp4 --shape 99999999999,99999999999,9999999 1
 usage_error 'value "0x3c00" is a bit pattern' --recipe nvfp4 1,0x3c00
 usage_error 'values "1,,2": an empty value at offset 2' --recipe nvfp4 1,,2
 usage_error 'value "abc": unexpected character "a" at offset 0' --recipe nvfp4 1,abc

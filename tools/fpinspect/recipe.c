@@ -106,11 +106,14 @@ static void view_of(const char *name, const fpk_recipe *r, const fpk_raw_spec *s
     if (has_shape) {
         uint64_t count = 1;
         char text[512] = "";
+        bool over = false;
         for (int d = 0; d < shape->ndim; d++) {
-            count *= shape->shape[d];
+            over |= __builtin_mul_overflow(count, shape->shape[d], &count);
             snprintf(text + strlen(text), sizeof text - strlen(text), "%s%" PRIu64,
                      d ? "," : "", shape->shape[d]);
         }
+        if (over)
+            cli_die(CLI_EXIT_USAGE, "--shape %s holds more values than can be counted", text);
         if (count != b->n)
             cli_die(CLI_EXIT_USAGE, "--shape %s holds %" PRIu64 " value%s; %zu given", text,
                     count, cli_plural(count), b->n);
