@@ -5,8 +5,8 @@
  * cores", arXiv:2512.07004 (2025), for Hopper and for the alignment of a
  * leading product whose significand lies in [2, 4).  The model is
  * parameterised (fpk_tc_params); each architecture's published parameters
- * are one set of them (fpk_tc_params_of), and parameters measured on a
- * device would be another.
+ * are one set of them (fpk_tc_params_of), and fpk-hwcheck --probe measures
+ * a device's.
  *
  * One step computes c + a1*b1 + ... + ak*bk, k up to the parameters'
  * terms, as one fused operation:
@@ -57,8 +57,8 @@ static const struct {
  * (section 3.3.2) finds the accumulation keeping about 14 bits, and the
  * accumulator format reported for it is e8m13: 13 fraction bits below the
  * leading exponent, truncated; its kernels promote the partial sums to
- * binary32 every 128 products along K.  A candidate until a device run
- * measures it. */
+ * binary32 every 128 products along K.  A candidate until fpk-hwcheck
+ * --probe measures it on a device (cuda/RESULTS.md). */
 #define FP8_WINDOW 13
 #define FP8_PROMOTE 128
 
