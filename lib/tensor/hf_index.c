@@ -152,7 +152,7 @@ static int check_and_order(fpk_dump *d, json_t *map, uint32_t *shard_of_entry, f
                 break;
             }
     }
-    if (rc == FPK_OK)
+    if (rc == FPK_OK && n) /* (an empty map: no list to copy into) */
         memcpy(d->stored, ordered, n * sizeof *ordered);
     free(ordered);
     free(m.slot);
