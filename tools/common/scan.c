@@ -19,6 +19,11 @@
  * maps again). */
 #define SPAN_BACK ((uintptr_t)16 << 20)
 
+/* The span of the views a thread has read and not yet given back. */
+typedef struct viewed_span {
+    uintptr_t lo, hi; /* none: lo == hi */
+} viewed_span;
+
 struct scan_worker {
     scan_pool *pool;
     fpk_dump *dump[2];
@@ -26,7 +31,15 @@ struct scan_worker {
     int last; /* the slot used last */
     void *scratch;
     size_t scratch_size;
+    /* the views of KEPT_DUMP this worker's own thread read and has not
+     * given back: kept from one tensor to the next, so that a file of
+     * many small tensors is given back every SPAN_BACK bytes, not once a
+     * tensor (a system call each) */
+    viewed_span kept;
+    fpk_dump *kept_dump;
 };
+
+static void give_back(viewed_span *v, fpk_dump *d);
 
 /* A step number: decimal digits only (leading zeros allowed), within
  * int64; false otherwise. */
@@ -181,7 +194,10 @@ static void add_tensors(scan *s, size_t file)
             snprintf(s->skipped + used, sizeof s->skipped - used, "%s%s (%s, %s)",
                      used ? ", " : "", k->name, k->dtype, k->why);
     }
-    fpk_dump_close(d);
+    if (file < SCAN_KEEP_OPEN)
+        s->kept[file] = d;
+    else
+        fpk_dump_close(d);
 }
 
 void scan_open(scan *s, char *const *paths, int n, const fpk_raw_spec *raw)
@@ -201,6 +217,7 @@ void scan_open(scan *s, char *const *paths, int n, const fpk_raw_spec *raw)
     for (size_t i = 0; i < s->files.n; i++)
         outfile_protect(s->files.v[i]);
     s->steps = cli_xcalloc(s->files.n ? s->files.n : 1, sizeof *s->steps);
+    s->kept = cli_xcalloc(s->files.n ? s->files.n : 1, sizeof *s->kept);
     for (size_t i = 0; i < s->files.n; i++)
         add_tensors(s, i);
     /* (with no tensor to read, scan_none says it in its one line) */
@@ -215,6 +232,9 @@ void scan_free(scan *s)
     for (size_t i = 0; i < s->ntensors; i++)
         free((char *)s->tensors[i].t.name);
     free(s->tensors);
+    for (size_t i = 0; s->kept && i < s->files.n; i++)
+        fpk_dump_close(s->kept[i]);
+    free(s->kept);
     free(s->path_files);
     free(s->steps);
     cli_files_free(&s->files);
@@ -276,6 +296,10 @@ static void release_slot(scan_worker *w, int slot)
     if (!w->dump[slot])
         return;
     pthread_mutex_lock(&p->lock);
+    if (w->kept_dump == w->dump[slot]) {
+        give_back(&w->kept, w->kept_dump);
+        w->kept_dump = NULL;
+    }
     fpk_dump *d = NULL;
     size_t f = w->file[slot];
     if (--p->users[f] == 0) {
@@ -394,6 +418,10 @@ void scan_run(scan_pool *p)
     size_t nfiles = p->s->files.n ? p->s->files.n : 1;
     p->dumps = cli_xcalloc(nfiles, sizeof *p->dumps);
     p->users = cli_xcalloc(nfiles, sizeof *p->users);
+    for (size_t f = 0; f < p->s->files.n; f++) { /* the listing's, taken */
+        p->dumps[f] = p->s->kept[f];
+        p->s->kept[f] = NULL;
+    }
     clock_gettime(CLOCK_MONOTONIC, &p->last);
     size_t jobs = 0; /* this process's: under MPI, its rank's */
     for (size_t j = 0; j < p->njobs; j++)
@@ -418,6 +446,8 @@ void scan_run(scan_pool *p)
         fflush(stderr);
     }
     pthread_mutex_destroy(&p->lock);
+    for (size_t f = 0; f < p->s->files.n; f++) /* taken but never read */
+        fpk_dump_close(p->dumps[f]);
     free(p->dumps);
     free(p->users);
     p->dumps = NULL;
@@ -453,11 +483,6 @@ bool scan_read(scan_worker *w, const scan_tensor *t, uint64_t first, size_t n, d
         return scan_fail_error(w, &err);
     return true;
 }
-
-/* The span of the views a thread has read and not yet given back. */
-typedef struct viewed_span {
-    uintptr_t lo, hi; /* none: lo == hi */
-} viewed_span;
 
 static void give_back(viewed_span *v, fpk_dump *d)
 {
@@ -500,7 +525,7 @@ static void *share_run(void *arg)
     uint64_t count = r->t->t.count;
     size_t cap = count < r->max ? (size_t)(count ? count : 1) : r->max;
     size_t size = r->as == SCAN_AS_DOUBLE ? sizeof(double) : fpk_dtype_size(r->t->t.dtype);
-    void *buf = cli_xcalloc_pages(cap, size);
+    void *buf = NULL; /* made when a chunk cannot be viewed */
     viewed_span seen = {0, 0};
     size_t mine = atomic_fetch_add(r->next_chunk, 1);
     uint64_t pos = 0;
@@ -512,14 +537,16 @@ static void *share_run(void *arg)
             continue;
         mine = atomic_fetch_add(r->next_chunk, 1);
         fpk_error err;
-        const void *data = buf;
-        int rc;
-        if (r->as == SCAN_AS_DOUBLE) {
-            rc = fpk_dump_read(r->d, r->t->index, first, len, buf, &err);
-        } else {
+        const void *data = NULL;
+        int rc = FPK_OK;
+        if (r->as != SCAN_AS_DOUBLE)
             rc = fpk_dump_view(r->d, r->t->index, first, len, &data, &err);
-            if (rc == FPK_OK && !data)
-                rc = fpk_dump_read_raw(r->d, r->t->index, first, len, buf, &err), data = buf;
+        if (rc == FPK_OK && !data) {
+            if (!buf)
+                buf = cli_xcalloc_pages(cap, size);
+            data = buf;
+            rc = r->as == SCAN_AS_DOUBLE ? fpk_dump_read(r->d, r->t->index, first, len, buf, &err)
+                                         : fpk_dump_read_raw(r->d, r->t->index, first, len, buf, &err);
         }
         if (rc != FPK_OK) {
             r->ok = scan_fail_error(r->w, &err);
@@ -531,7 +558,18 @@ static void *share_run(void *arg)
         scan_progress(r->w, len);
         r->ok = r->ok && !scan_failed(r->w);
     }
-    give_back(&seen, r->d);
+    if (r->k == 0) { /* the worker's own thread: kept for the next tensor */
+        scan_worker *w = r->w;
+        if (w->kept_dump != r->d) {
+            if (w->kept_dump)
+                give_back(&w->kept, w->kept_dump);
+            w->kept_dump = r->d;
+        }
+        if (seen.lo < seen.hi)
+            seen_add(&w->kept, r->d, (const void *)seen.lo, seen.hi - seen.lo);
+    } else {
+        give_back(&seen, r->d);
+    }
     cli_viewing(NULL);
     free(buf);
     return NULL;

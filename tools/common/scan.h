@@ -42,6 +42,10 @@ typedef struct scan {
     scan_tensor *tensors;    /* every tensor of every file, in order */
     size_t ntensors;
     size_t nskipped;         /* tensors listed but not read (integers ...) */
+    /* the first SCAN_KEEP_OPEN files' dumps, left open by the listing for
+     * the first scan_run, which takes them (NULL: closed, or taken): a
+     * file of many tensors is not parsed twice */
+    fpk_dump **kept;
     char skipped[200];       /* the first of them, for the note */
 } scan;
 
@@ -70,6 +74,8 @@ bool scan_last_number(const char *path, const char **start, const char **end);
  * "<digits>-of-<digits>", else of its last "rank<digits>", *DIGITS up to
  * *END; false if none. */
 bool scan_shard_index(const char *file, const char **digits, const char **end);
+
+#define SCAN_KEEP_OPEN 16
 
 /* Opens file I of S, or dies with status 2. */
 fpk_dump *scan_open_file(const scan *s, size_t i);
