@@ -32,7 +32,33 @@ void grad_row_set_stats(grad_row *r, const fpk_stats *s)
             cli_die(CLI_EXIT_INTERNAL, "out of memory");
         memcpy(r->hist, s->log2_hist + first, r->hist_n * sizeof *r->hist);
     }
-    memcpy(r->fmt, s->fmt, sizeof r->fmt);
+    memcpy(r->fmt, s->fmt, (size_t)s->nformats * sizeof *r->fmt);
+}
+
+void grad_row_formats(grad_row *r, int nf)
+{
+    size_t n = nf > 0 ? (size_t)nf : 1, dims = r->ndim > 0 ? (size_t)r->ndim : 1;
+    /* one block: fmt, loss.fmt, err, fp8, each N long, then the shape
+     * (every member's alignment that of a double) */
+    size_t bytes = n * (2 * sizeof *r->fmt + sizeof *r->err + sizeof *r->fp8);
+    char *block = cli_xcalloc(1, bytes + dims * sizeof *r->shape);
+    r->fmt = (fpk_format_counts *)block;
+    r->loss.fmt = r->fmt + n;
+    r->err = (grad_err *)(r->loss.fmt + n);
+    r->fp8 = (grad_fp8 *)(r->err + n);
+    r->shape = (uint64_t *)(block + bytes);
+}
+
+void grad_row_copy_formats(grad_row *r, const grad_row *from, int nf)
+{
+    r->ndim = from->ndim;
+    grad_row_formats(r, nf);
+    memcpy(r->shape, from->shape, (size_t)(from->ndim > 0 ? from->ndim : 0) * sizeof *r->shape);
+    size_t n = nf > 0 ? (size_t)nf : 0;
+    memcpy(r->fmt, from->fmt, n * sizeof *r->fmt);
+    memcpy(r->loss.fmt, from->loss.fmt, n * sizeof *r->fmt);
+    memcpy(r->err, from->err, n * sizeof *r->err);
+    memcpy(r->fp8, from->fp8, n * sizeof *r->fp8);
 }
 
 void grad_add_counts(fpk_format_counts *into, const fpk_format_counts *from)
@@ -47,8 +73,13 @@ void grad_row_free(grad_row *r)
     free(r->name);
     free(r->file);
     free(r->hist);
+    free(r->fmt); /* the block of every per-format member */
     r->name = r->file = NULL;
     r->hist = NULL;
+    r->fmt = r->loss.fmt = NULL;
+    r->err = NULL;
+    r->fp8 = NULL;
+    r->shape = NULL;
 }
 
 bool grad_log2_range(const grad_row *r, int *lo, int *hi)
@@ -121,6 +152,7 @@ void grad_finish(grad_run *run, const grad_sums *err)
     int nf = run->nformats;
     grad_row_free(&run->total);
     memset(&run->total, 0, sizeof run->total);
+    grad_row_formats(&run->total, nf);
     for (size_t i = 0; i < run->nrows; i++)
         grad_row_add(&run->total, &run->rows[i], nf);
     for (int j = 0; err && j < nf; j++)
@@ -143,6 +175,7 @@ void grad_finish(grad_run *run, const grad_sums *err)
         while (k < n && steps[k].step != r->step)
             k++;
         if (k == n) {
+            grad_row_formats(&steps[n], nf);
             steps[n].has_step = true;
             steps[n++].step = r->step;
         }

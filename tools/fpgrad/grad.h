@@ -13,11 +13,12 @@
 #include "scaling.h"
 #include "scan.h"
 
-/* What rounding at one scale did, per format. */
+/* What rounding at one scale did, per format (in a row: the run's
+ * formats; NULL in the run's own). */
 typedef struct grad_scaled {
     bool has_scale; /* value holds the scale (false: none exists, or a sum of rows) */
     double value;
-    fpk_format_counts fmt[FPK_STATS_MAX_FORMATS];
+    fpk_format_counts *fmt;
 } grad_scaled;
 
 /* What rounding at a format's own FP8 scale did to it. */
@@ -42,7 +43,7 @@ typedef struct grad_row {
     int64_t step;
     fpk_dtype dtype;
     int ndim;
-    uint64_t shape[FPK_MAX_DIMS];
+    uint64_t *shape; /* NDIM (at least one) in the block of grad_row_formats */
     uint64_t count, zeros, nonfinite;
     uint64_t sr_base; /* SR's counter of its first element: its offset in
                          the whole tensor (--shards), else 0 */
@@ -52,8 +53,10 @@ typedef struct grad_row {
     int hist_min;  /* floor(log2|x|) of hist[0] */
     size_t hist_n; /* bins from the first nonzero one to the last */
     uint64_t *hist;
-    fpk_format_counts fmt[FPK_STATS_MAX_FORMATS]; /* at SCALE */
-    grad_err err[FPK_STATS_MAX_FORMATS];          /* likewise */
+    /* per format of the run, in one block of memory (grad_row_formats),
+     * so that a row of a run of few formats is small */
+    fpk_format_counts *fmt; /* at SCALE */
+    grad_err *err;          /* likewise */
     /* --scale auto: at the run's loss scale if loss_scaled, else at 1 (the
      * rows sum to the total); the tensor's own largest loss scale with no
      * fp16 overflow; per format of at most 8 bits, at the tensor's own FP8
@@ -61,7 +64,7 @@ typedef struct grad_row {
     grad_scaled loss;
     bool has_max_loss;
     int max_loss_log2;
-    grad_fp8 fp8[FPK_STATS_MAX_FORMATS];
+    grad_fp8 *fp8;
 } grad_row;
 
 typedef struct grad_run {
@@ -112,6 +115,12 @@ static inline uint64_t grad_nonzero(const grad_row *r)
 }
 
 /* grad.c */
+/* R's shape (room for R->ndim dimensions, at least one) and per-format
+ * results for NF formats, zero: its shape, fmt, err, loss.fmt and fp8, in
+ * memory of their own that grad_row_free frees; dies if memory runs out. */
+void grad_row_formats(grad_row *r, int nf);
+/* The same, a copy of FROM's (R->ndim := FROM->ndim). */
+void grad_row_copy_formats(grad_row *r, const grad_row *from, int nf);
 /* Copies S's counts, amax and trimmed histogram into R (the histogram in
  * new memory); dies if memory runs out. */
 void grad_row_set_stats(grad_row *r, const fpk_stats *s);

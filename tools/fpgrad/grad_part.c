@@ -59,14 +59,16 @@ static void get_scaled(cli_buf *b, grad_scaled *s, int nf)
  * formats' counts zero). */
 static void put_fp8(cli_buf *b, const grad_fp8 *s, int j, int nf)
 {
-    grad_scaled all = {.has_scale = s->has_scale, .value = s->value};
+    fpk_format_counts fmt[FPK_STATS_MAX_FORMATS] = {{0, 0, 0}};
+    grad_scaled all = {.has_scale = s->has_scale, .value = s->value, .fmt = fmt};
     all.fmt[j] = s->fmt;
     put_scaled(b, &all, nf);
 }
 
 static void get_fp8(cli_buf *b, grad_fp8 *s, int j, int nf)
 {
-    grad_scaled all;
+    fpk_format_counts fmt[FPK_STATS_MAX_FORMATS];
+    grad_scaled all = {.fmt = fmt};
     get_scaled(b, &all, nf);
     *s = (grad_fp8){.has_scale = all.has_scale, .value = all.value, .fmt = all.fmt[j]};
 }
@@ -312,6 +314,7 @@ static void get_rows(cli_buf *b, grad_run *run, size_t *cap)
             bad_bytes(b, "a dtype or a number of dimensions out of range");
         r->dtype = (fpk_dtype)dtype;
         r->ndim = (int)ndim;
+        grad_row_formats(r, run->nformats);
         cli_buf_get(b, r->shape, (size_t)ndim * sizeof *r->shape);
         cli_buf_get(b, &r->count, sizeof r->count);
         uint64_t elements = 1;

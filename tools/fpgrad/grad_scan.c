@@ -73,7 +73,9 @@ static void parts_new(tensor_read *tr, const grad_run *run, const grad_row *r, g
         p->q.sr_base = r->sr_base;
         p->sums = sums + (size_t)k * (size_t)run->nformats;
         p->x = cli_xcalloc(piece, sizeof *p->x);
-        p->x32 = cli_xcalloc_pages(piece, sizeof *p->x32);
+        /* a page's start for a read of its own; a small one in any memory */
+        p->x32 = piece * sizeof *p->x32 >= 4096 ? cli_xcalloc_pages(piece, sizeof *p->x32)
+                                                : cli_xcalloc(piece, sizeof *p->x32);
         p->y = cli_xcalloc(piece, sizeof *p->y);
     }
 }
@@ -162,10 +164,11 @@ static bool reread_chunk(void *arg, int k, const void *data, uint64_t first, siz
  * whichever thread reads it). */
 static bool read_once(scan_worker *w, tensor_read *tr, fpk_stats *st)
 {
-    fpk_stats *own = cli_xcalloc((size_t)tr->nt, sizeof *own);
-    for (int k = 0; k < tr->nt; k++) {
+    fpk_stats *own = tr->nt > 1 ? cli_xcalloc((size_t)tr->nt, sizeof *own) : NULL;
+    tr->parts[0].st = st;
+    for (int k = 1; k < tr->nt; k++) {
         own[k] = *st; /* empty: its own elements, merged into ST's */
-        tr->parts[k].st = k ? &own[k] : st;
+        tr->parts[k].st = &own[k];
     }
     bool ok = scan_share(w, tr->t, tr->nt, ONCE + PIECE, SCAN_AS_STORED, once_next, once_chunk,
                          tr);
@@ -234,7 +237,7 @@ static bool pass2(scan_worker *w, pass *p, size_t i, fpk_stats *st)
     grad_row *r = &run->rows[i];
     r->loss.has_scale = true;
     r->loss.value = r->loss_scaled && run->loss.has_scale ? run->loss.value : 1;
-    memcpy(r->loss.fmt, r->fmt, sizeof r->loss.fmt);
+    memcpy(r->loss.fmt, r->fmt, (size_t)run->nformats * sizeof *r->fmt);
     if (r->amax == 0) { /* nothing nonzero and finite: every count stays 0 */
         scan_progress(w, r->count);
         return true;
@@ -306,11 +309,12 @@ static size_t *list_rows(grad_run *run, const scan *s, const cli_common *c,
         if (c->has_match && regexec(&c->match, t->t.name, 0, NULL, 0) != 0)
             continue;
         grad_row *r = &run->rows[run->nrows];
+        r->ndim = t->t.ndim;
+        grad_row_formats(r, run->nformats);
         r->name = cli_strf("%s", t->t.name);
         r->file = cli_strf("%s", s->files.v[t->file]);
         r->dtype = t->t.dtype;
-        r->ndim = t->t.ndim;
-        memcpy(r->shape, t->t.shape, sizeof r->shape);
+        memcpy(r->shape, t->t.shape, (size_t)r->ndim * sizeof *r->shape);
         r->count = t->t.count;
         r->has_step = s->steps[t->file].known;
         r->step = s->steps[t->file].step;

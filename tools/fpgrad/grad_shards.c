@@ -150,6 +150,7 @@ void grad_group_shards(grad_run *run)
             *g = *r;
             g->name = cli_strf("%s", r->name);
             g->file = cli_strf("%s", r->file);
+            grad_row_copy_formats(g, r, run->nformats);
             g->hist = r->hist_n ? cli_xcalloc(r->hist_n, sizeof *g->hist) : NULL;
             if (r->hist_n)
                 memcpy(g->hist, r->hist, r->hist_n * sizeof *g->hist);
@@ -159,7 +160,7 @@ void grad_group_shards(grad_run *run)
             free(g->file);
             g->file = grad_shard_key(r->file);
             g->ndim = 1;
-            memset(g->shape, 0, sizeof g->shape);
+            memset(g->shape, 0, (size_t)(g->ndim > 0 ? g->ndim : 1) * sizeof *g->shape);
         }
         grad_row_add(g, r, run->nformats);
         /* (the scales come from the tensor's amax, grad_shard_amax: alike
