@@ -3,8 +3,11 @@
 # sparse hole of 2^30 float64 zeros made by truncate, never written) in
 # $TMPDIR on two threads with a peak resident set under 200 MB, measured by /usr/bin/time
 # -v, or else by getrusage in python3, and a 4 GiB one of float32, which
-# it reads through a mapping; and a sparse file whose holes end inside
-# elements reads right.  Skipped (77) where the file system
+# it reads through a mapping; a sparse file whose holes end inside
+# elements reads right; and a safetensors file of 100,000 tensors (a
+# DeepSeek-V3-sized checkpoint's count) takes at most 2 kB of peak resident
+# set a tensor, JSON written (not in a sanitizer build, FPK_SANITIZERS=yes,
+# whose allocator keeps freed memory).  Skipped (77) where the file system
 # cannot hold a sparse file, or nothing can measure; not run under
 # VALGRIND, whose own memory would be measured.
 #
@@ -132,5 +135,63 @@ if "$FPGRAD" --quiet --json "$tmp/holes.json" "$st" 2>"$tmp/holes.err" &&
     ok
 else
     bad "holes: not 3070 zeros, 1.0 and 2.0: $(cat "$tmp/holes.err") $(grep -E '"(count|zeros|amax|log2_min)"' "$tmp/holes.json" | head -n 4)"
+fi
+
+# Many tensors: 100,000 one-element float32 tensors (1.0 each) in one
+# safetensors file, their header written by awk.
+ntensors=100000
+many=$tmp/many.safetensors
+awk -v n=$ntensors 'BEGIN {
+    printf "{"
+    for (k = 0; k < n; k++)
+        printf "%s\"layers.%d.w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[%d,%d]}",
+            k ? "," : "", k, 4 * k, 4 * k + 4
+    printf "}"
+}' >"$tmp/many.hdr"
+hdr_len=$(wc -c <"$tmp/many.hdr" | tr -d ' ')
+pad=$(((8 - hdr_len % 8) % 8))
+hdr_len=$((hdr_len + pad))
+{
+    # the header's length, 8 bytes little-endian (under 2^24 here)
+    # shellcheck disable=SC2059 # the bytes are made as octal escapes
+    printf "\\$(printf %03o $((hdr_len & 255)))\\$(printf %03o $((hdr_len >> 8 & 255)))"
+    printf "\\$(printf %03o $((hdr_len >> 16 & 255)))\\000\\000\\000\\000\\000"
+    cat "$tmp/many.hdr"
+    printf '%*s' "$pad" ''
+} >"$many"
+# the elements: 1.0 in each, a file doubled until it holds them all
+printf '\000\000\200\077' >"$tmp/ones"
+while [ "$(wc -c <"$tmp/ones" | tr -d ' ')" -lt $((4 * ntensors)) ]; do
+    cat "$tmp/ones" "$tmp/ones" >"$tmp/ones2" && mv "$tmp/ones2" "$tmp/ones"
+done
+head -c $((4 * ntensors)) "$tmp/ones" >>"$many"
+if [ "${FPK_SANITIZERS:-no}" = yes ]; then
+    echo "check_memory: many tensors: no memory bound in a sanitizer build"
+    if "$FPGRAD" --quiet --json "$tmp/many.json" "$many" 2>"$tmp/many.err"; then ok; else
+        bad "many tensors: $(head -n 3 "$tmp/many.err")"
+    fi
+else
+    many_limit_kb=$((2 * ntensors + 20000))
+    start=$(date +%s)
+    kb=$(peak_kb "$FPGRAD" --quiet --json "$tmp/many.json" "$many")
+    took=$(($(date +%s) - start))
+    case $kb in
+    *"exit status"*)
+        bad "fpgrad on $ntensors tensors failed: $(head -n 3 "$tmp/run.err")"
+        ;;
+    *)
+        echo "check_memory: fpgrad read $ntensors tensors in ${took}s with a peak RSS of $kb kB ($how)"
+        if [ "$kb" -lt "$many_limit_kb" ]; then ok; else
+            bad "many tensors: peak RSS $kb kB, over $many_limit_kb kB (2 kB a tensor and 20 MB)"
+        fi
+        ;;
+    esac
+fi
+# every tensor reported, with its own name and count
+if [ "$(grep -c '^      "count": 1,$' "$tmp/many.json")" -eq "$ntensors" ] &&
+    grep -q '"name": "layers.99999.w",$' "$tmp/many.json"; then
+    ok
+else
+    bad "many tensors: the JSON does not report $ntensors one-element tensors"
 fi
 summary
