@@ -1,6 +1,7 @@
 /* Output files written whole or not at all. */
 #define _GNU_SOURCE /* realpath, syscall */
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -433,8 +434,49 @@ static void put_indented(outfile *o, const char *s, size_t indent)
     fputs(s, o->fp);
 }
 
+/* Items made and formatted at once, between writes. */
+#define JSON_BATCH 512
+
+/* One thread's share of a batch: items FIRST + K, FIRST + K + STRIDE, ...
+ * below FIRST + N, formatted into TEXT (indexed from FIRST; NULL: out of
+ * memory). */
+typedef struct json_share {
+    json_t *(*item)(size_t i, void *arg);
+    void *arg;
+    size_t first, n, k, stride;
+    char **text;
+} json_share;
+
+static void *format_items(void *p)
+{
+    const json_share *s = p;
+    for (size_t i = s->k; i < s->n; i += s->stride) {
+        json_t *j = s->item(s->first + i, s->arg);
+        s->text[i] = j ? json_dumps(j, JSON_FLAGS) : NULL;
+        json_decref(j);
+    }
+    return NULL;
+}
+
+/* TEXT[0 .. N-1] := items FIRST .. FIRST + N - 1, formatted by up to
+ * THREADS threads (those that cannot be started: by this one). */
+static void format_batch(json_share *share, pthread_t *tid, int threads, size_t first, size_t n)
+{
+    int started = 0;
+    for (int k = 0; k < threads; k++)
+        share[k].first = first, share[k].n = n;
+    for (int k = 1; k < threads && (size_t)k < n; k++, started++)
+        if (pthread_create(&tid[k], NULL, format_items, &share[k]) != 0)
+            break;
+    format_items(&share[0]);
+    for (int k = 1; k <= started; k++)
+        pthread_join(tid[k], NULL);
+    for (int k = started + 1; k < threads && (size_t)k < n; k++)
+        format_items(&share[k]);
+}
+
 void outfile_json_items(const char *path, json_t *root, const char *key, size_t n,
-                        json_t *(*item)(size_t i, void *arg), void *arg)
+                        json_t *(*item)(size_t i, void *arg), void *arg, int threads)
 {
     /* ROOT written with a marker where the array goes, which is then
      * written item by item, each indented as json_dumpf indents it there
@@ -458,18 +500,28 @@ void outfile_json_items(const char *path, json_t *root, const char *key, size_t 
     errno = 0;
     fwrite(text, 1, (size_t)(at - text), f.fp);
     fputs(n ? "[" : "[]", f.fp);
-    for (size_t i = 0; i < n; i++) {
-        json_t *j = item(i, arg);
-        char *s = j ? json_dumps(j, JSON_FLAGS) : NULL;
-        if (!s)
-            cli_die(CLI_EXIT_INTERNAL, "%s: out of memory making the JSON", path);
-        fprintf(f.fp, "\n%*s", (int)(indent + 2), "");
-        put_indented(&f, s, indent + 2);
-        if (i + 1 < n)
-            fputc(',', f.fp);
-        free(s);
-        json_decref(j);
+    threads = threads < 1 ? 1 : threads > CLI_MAX_THREADS ? CLI_MAX_THREADS : threads;
+    json_share share[CLI_MAX_THREADS];
+    pthread_t tid[CLI_MAX_THREADS];
+    char **texts = cli_xcalloc(JSON_BATCH, sizeof *texts);
+    for (int k = 0; k < threads; k++)
+        share[k] = (json_share){.item = item, .arg = arg, .k = (size_t)k,
+                                .stride = (size_t)threads, .text = texts};
+    for (size_t first = 0; first < n; first += JSON_BATCH) {
+        size_t m = n - first < JSON_BATCH ? n - first : JSON_BATCH;
+        format_batch(share, tid, threads, first, m);
+        for (size_t i = 0; i < m; i++) {
+            if (!texts[i])
+                cli_die(CLI_EXIT_INTERNAL, "%s: out of memory making the JSON", path);
+            fprintf(f.fp, "\n%*s", (int)(indent + 2), "");
+            put_indented(&f, texts[i], indent + 2);
+            if (first + i + 1 < n)
+                fputc(',', f.fp);
+            free(texts[i]);
+            texts[i] = NULL;
+        }
     }
+    free(texts);
     if (n)
         fprintf(f.fp, "\n%*s]", (int)indent, "");
     fputs(at + strlen(dumped), f.fp);

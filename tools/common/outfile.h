@@ -54,11 +54,13 @@ void outfile_commit(outfile *o);
 void outfile_json(const char *path, json_t *j);
 
 /* outfile_json for a JSON object ROOT whose member KEY (present in ROOT,
- * its value a placeholder) is an array of N items, made one at a time by
- * ITEM(I, ARG) and dropped once written: the same bytes, in the memory of
- * one item, however many there are. */
+ * its value a placeholder) is an array of N items, made by ITEM(I, ARG)
+ * and dropped once written: the same bytes, in the memory of a batch of
+ * items, however many there are.  THREADS threads make and format the
+ * items of a batch at once (ITEM is called from any of them: it must only
+ * read what it shares); one writes them in order. */
 void outfile_json_items(const char *path, json_t *root, const char *key, size_t n,
-                        json_t *(*item)(size_t i, void *arg), void *arg);
+                        json_t *(*item)(size_t i, void *arg), void *arg, int threads);
 
 /* Moves TMP (from outfile_tmpname) to PATH; dies with status 3 on failure. */
 void outfile_rename(const char *tmp, const char *path);

@@ -187,10 +187,11 @@ static void write_outputs(const opts *o)
 /* fpgrad --recipes on S: the analysis, then its outputs. */
 static void run_recipes(opts *o, const scan *s)
 {
-    recipe_run run = {.keep_given = o->keep_given, .keep_below = o->keep_below};
+    recipe_run run = {.keep_given = o->keep_given, .keep_below = o->keep_below,
+                      .threads = o->c.threads};
     recipe_analyse(&run, s, &o->c, !o->c.quiet && isatty(STDERR_FILENO));
     if (o->c.json)
-        outfile_json(o->c.json, recipe_json(&run));
+        recipe_json_write(&run, o->c.json);
     if (o->c.csv) {
         outfile f;
         outfile_open(&f, o->c.csv);
@@ -325,6 +326,7 @@ int main(int argc, char **argv)
     o.c.nformats = grad_parse_formats("--formats", DEFAULT_FORMATS, o.c.formats, CLI_MAX_FORMATS);
     cli_parse(&tool, &o.c, argc, argv, &o);
     o.run.round = o.c.ctx.round;
+    o.run.threads = o.c.threads;
     o.run.margin = o.c.margin;
     o.run.fp8_rule = (scaling_rule)o.c.fp8_scale;
     o.run.loss_text = o.loss_scaled ? o.loss_scaled : DEFAULT_LOSS_SCALED;

@@ -74,6 +74,7 @@ typedef struct grad_run {
     double scale; /* --scale S, on the loss-scaled rows; 1 with --scale auto */
     bool autoscale;
     bool sqnr; /* the errors measured, for the SQNR (not --no-sqnr) */
+    int threads; /* --threads: also the JSON's, formatted a batch of rows at once */
     int margin;
     scaling_rule fp8_rule;
     const char *loss_text; /* --loss-scaled's regex, as given, or the default */

@@ -176,5 +176,5 @@ void grad_json_write(const grad_run *run, const char *path)
         json_array_append_new(steps, row_json(run, &run->steps[k], true));
     json_object_set_new(root, "steps", steps);
     json_object_set_new(root, "total", row_json(run, &run->total, false));
-    outfile_json_items(path, root, "tensors", run->nrows, tensor_item, (void *)run);
+    outfile_json_items(path, root, "tensors", run->nrows, tensor_item, (void *)run, run->threads);
 }

@@ -62,6 +62,7 @@ typedef struct recipe_run {
     bool steps;         /* the tensors' files hold two steps or more */
     bool keep_given;    /* --keep-below DB, else each recipe's reference - 6 dB */
     double keep_below;
+    int threads;        /* --threads: also the JSON's (outfile_json_items) */
 } recipe_run;
 
 /* How far under a recipe's SQNR on Gaussian data a tensor must fall to be
@@ -104,8 +105,9 @@ size_t *recipe_worst_order(const recipe_run *run);
  * tensors that lose most; with ALL every tensor. */
 void recipe_text(const recipe_run *run, FILE *out, int top, bool all);
 
-/* grad_recipe_json.c: the report as JSON and CSV (fpgrad(1)). */
-json_t *recipe_json(const recipe_run *run);
+/* grad_recipe_json.c: the report as JSON, written to PATH a tensor at a
+ * time (outfile_json_items), and as CSV (fpgrad(1)). */
+void recipe_json_write(const recipe_run *run, const char *path);
 void recipe_csv(const recipe_run *run, FILE *out);
 
 /* grad_recipe_report.c: the plot of each tensor's SQNR by recipe (PATH,

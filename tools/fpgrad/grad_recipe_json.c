@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "grad_recipe.h"
+#include "outfile.h"
 #include "text.h"
 
 /* An SQNR in dB, or null when there is no signal or no error. */
@@ -116,12 +117,17 @@ static json_t *recipe_json_one(const recipe_run *run, int j, int rank)
     return o;
 }
 
-json_t *recipe_json(const recipe_run *run)
+static json_t *tensor_item(size_t i, void *arg)
+{
+    return tensor_json(arg, i);
+}
+
+void recipe_json_write(const recipe_run *run, const char *path)
 {
     const char *v = fpk_version();
     if (strncmp(v, "fpkit ", 6) == 0)
         v += 6;
-    json_t *root = json_object(), *recipes = json_array(), *tensors = json_array();
+    json_t *root = json_object(), *recipes = json_array();
     json_object_set_new(root, "tool", json_string("fpgrad"));
     json_object_set_new(root, "version", json_string(v));
     json_object_set_new(root, "mode", json_string("recipes"));
@@ -131,12 +137,10 @@ json_t *recipe_json(const recipe_run *run)
     for (int k = 0; k < run->nrecipes; k++)
         json_array_append_new(recipes, recipe_json_one(run, (int)run->rank[k], k + 1));
     json_object_set_new(root, "recipes", recipes);
-    for (size_t i = 0; i < run->nrows; i++)
-        json_array_append_new(tensors, tensor_json(run, i));
-    json_object_set_new(root, "tensors", tensors);
+    json_object_set_new(root, "tensors", json_null()); /* written one by one */
     json_object_set_new(root, "files", cli_json_count(run->nfiles));
     json_object_set_new(root, "count", cli_json_count(run->count));
-    return root;
+    outfile_json_items(path, root, "tensors", run->nrows, tensor_item, (void *)run, run->threads);
 }
 
 /* A double that reads back exactly, or nothing. */

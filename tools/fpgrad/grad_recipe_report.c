@@ -138,7 +138,7 @@ void recipe_report(const recipe_run *run, const char *dir, int width, int height
     outdir d;
     outdir_open(&d, dir);
     char *path = outdir_file(&d, recipe_report_files[FILE_JSON]);
-    outfile_json(path, recipe_json(run));
+    recipe_json_write(run, path);
     free(path);
     path = outdir_file(&d, recipe_report_files[FILE_CSV]);
     outfile f;
