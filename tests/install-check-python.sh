@@ -41,8 +41,10 @@ version=$(pkg-config --modversion fpkit)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # pip builds in the directory it is given: a copy, so that the source tree
-# stays clean
+# stays clean, without what an in-tree make check built there against the
+# build tree (python/build, which setuptools would take as up to date)
 cp -R "$srcdir/python" "$work/src"
+rm -rf "$work/src/build" "$work/src/build.log" "$work/src"/*.egg-info
 "$PYTHON" -m venv --system-site-packages "$work/venv"
 "$work/venv/bin/pip" install -q --disable-pip-version-check "$work/src" </dev/null ||
     fail "pip install ./python failed"
