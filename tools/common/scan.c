@@ -542,8 +542,8 @@ static void *share_run(void *arg)
         if (r->as != SCAN_AS_DOUBLE)
             rc = fpk_dump_view(r->d, r->t->index, first, len, &data, &err);
         if (rc == FPK_OK && !data) {
-            if (!buf)
-                buf = cli_xcalloc_pages(cap, size);
+            if (!buf) /* a page's start for a large read (fpk_dump_read_raw) */
+                buf = cap * size >= 4096 ? cli_xcalloc_pages(cap, size) : cli_xcalloc(cap, size);
             data = buf;
             rc = r->as == SCAN_AS_DOUBLE ? fpk_dump_read(r->d, r->t->index, first, len, buf, &err)
                                          : fpk_dump_read_raw(r->d, r->t->index, first, len, buf, &err);
