@@ -58,6 +58,20 @@ echo
     fail "fpkit.__version__ is $(echo "$got" | sed -n 1p), the library's $version"
 [ "$(echo "$got" | sed -n 2p)" = "[0.0, 3.140625]" ] ||
     fail "fpkit.quantize([1e-8, 3.14159], 'fp16') gave $(echo "$got" | sed -n 2p)"
-lib=$("$work/venv/bin/python" -c 'import fpkit._fpkit as m; print(m.__file__)')
-ldd "$lib" | grep -qF "$stage" || fail "$lib does not load libfpkit.so from $stage"
+# the libfpkit.so the extension loaded, as the process maps it (not ldd
+# piped into grep -q: under pipefail, ldd's SIGPIPE when grep leaves early
+# failed the check now and then)
+loaded=$("$work/venv/bin/python" -c 'import fpkit._fpkit
+for line in open("/proc/self/maps"):
+    if "libfpkit.so" in line:
+        print(line.split()[-1])
+        break')
+case $loaded in
+"$stage"/*) ;;
+*)
+    fail "fpkit._fpkit loaded libfpkit.so from ${loaded:-nowhere}, not from $stage ($(ldd \
+        "$("$work/venv/bin/python" -c 'import fpkit._fpkit as m; print(m.__file__)')" |
+        grep fpkit))"
+    ;;
+esac
 echo "install-check-python: passed (pip install ./python in a fresh virtual environment)"
