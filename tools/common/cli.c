@@ -174,6 +174,8 @@ void *cli_xcalloc_pages(size_t n, size_t size)
     const size_t page = 4096;
     if (size && n > (SIZE_MAX - page) / size)
         cli_die(CLI_EXIT_INTERNAL, "out of memory");
+    if (n * size < page)
+        return cli_xcalloc(n ? n : 1, size ? size : 1);
     size_t round = (n * size + page - 1) / page * page;
     round = round ? round : page;
     void *p = aligned_alloc(page, round);

@@ -79,9 +79,11 @@ char *cli_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * when memory runs out. */
 void *cli_xcalloc(size_t n, size_t size);
 
-/* Zeroed memory for N elements of SIZE bytes, aligned to a page and
- * rounded up to whole pages (one when N is 0), or an exit with status 3:
- * for buffers that tensor data is read into (fpkit.h, fpk_dump_read_raw). */
+/* Zeroed memory for N elements of SIZE bytes, or an exit with status 3:
+ * for buffers that tensor data is read into (fpkit.h, fpk_dump_read_raw).
+ * A page or more is aligned to a page and rounded up to whole pages; less
+ * comes from plain memory, since a page of its own for each small tensor
+ * costs more than the slow copy a page's start avoids. */
 void *cli_xcalloc_pages(size_t n, size_t size);
 
 /* The default of --threads, 1 to CLI_MAX_THREADS: the first value of

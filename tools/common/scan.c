@@ -295,11 +295,11 @@ static void release_slot(scan_worker *w, int slot)
     scan_pool *p = w->pool;
     if (!w->dump[slot])
         return;
-    pthread_mutex_lock(&p->lock);
-    if (w->kept_dump == w->dump[slot]) {
+    if (w->kept_dump == w->dump[slot]) { /* (the worker's own: no lock) */
         give_back(&w->kept, w->kept_dump);
         w->kept_dump = NULL;
     }
+    pthread_mutex_lock(&p->lock);
     fpk_dump *d = NULL;
     size_t f = w->file[slot];
     if (--p->users[f] == 0) {
@@ -542,8 +542,8 @@ static void *share_run(void *arg)
         if (r->as != SCAN_AS_DOUBLE)
             rc = fpk_dump_view(r->d, r->t->index, first, len, &data, &err);
         if (rc == FPK_OK && !data) {
-            if (!buf) /* a page's start for a large read (fpk_dump_read_raw) */
-                buf = cap * size >= 4096 ? cli_xcalloc_pages(cap, size) : cli_xcalloc(cap, size);
+            if (!buf)
+                buf = cli_xcalloc_pages(cap, size);
             data = buf;
             rc = r->as == SCAN_AS_DOUBLE ? fpk_dump_read(r->d, r->t->index, first, len, buf, &err)
                                          : fpk_dump_read_raw(r->d, r->t->index, first, len, buf, &err);

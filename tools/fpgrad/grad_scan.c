@@ -73,9 +73,7 @@ static void parts_new(tensor_read *tr, const grad_run *run, const grad_row *r, g
         p->q.sr_base = r->sr_base;
         p->sums = sums + (size_t)k * (size_t)run->nformats;
         p->x = cli_xcalloc(piece, sizeof *p->x);
-        /* a page's start for a read of its own; a small one in any memory */
-        p->x32 = piece * sizeof *p->x32 >= 4096 ? cli_xcalloc_pages(piece, sizeof *p->x32)
-                                                : cli_xcalloc(piece, sizeof *p->x32);
+        p->x32 = cli_xcalloc_pages(piece, sizeof *p->x32);
         p->y = cli_xcalloc(piece, sizeof *p->y);
     }
 }

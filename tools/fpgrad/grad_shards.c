@@ -159,8 +159,7 @@ void grad_group_shards(grad_run *run)
         if (members[group[i]] == 2) { /* a logical tensor: its files' pattern, flat */
             free(g->file);
             g->file = grad_shard_key(r->file);
-            g->ndim = 1;
-            memset(g->shape, 0, (size_t)(g->ndim > 0 ? g->ndim : 1) * sizeof *g->shape);
+            g->ndim = 1; /* (shape[0], its count, set below) */
         }
         grad_row_add(g, r, run->nformats);
         /* (the scales come from the tensor's amax, grad_shard_amax: alike
