@@ -433,6 +433,24 @@ good par --json - --round sr --scale auto --threads 3 "$tmp/step.safetensors" "$
 if cmp -s "$tmp/seq.out" "$tmp/par.out"; then ok; else bad "--threads 3 changed the JSON"; fi
 good par2 --json - --round sr --scale auto --threads 2 "$tmp/step.safetensors" "$tmp/halves"
 if cmp -s "$tmp/seq.out" "$tmp/par2.out"; then ok; else bad "--threads 2 changed the JSON"; fi
+# ... nor the JSON's tensors, formatted a batch at a time by the threads:
+# 1300 tensors fill two batches and part of a third.
+# (in a directory of its own: the walks of $tmp below count its files)
+many=$(mktemp -d "${TMPDIR:-/tmp}/check_fpgrad_many.XXXXXX")
+sh "$srcdir/tests/many-tensors.sh" 1300 BF16 "$many/many.safetensors"
+for mode in "" "--recipes standard"; do
+    # shellcheck disable=SC2086 # MODE is zero or two words
+    good many-seq --json - $mode --threads 1 "$many/many.safetensors"
+    # shellcheck disable=SC2086
+    good many-par --json - $mode --threads 3 "$many/many.safetensors"
+    if [ "$(grep -c '"dtype": "bf16"' "$tmp/many-seq.out")" -eq 1300 ] &&
+        cmp -s "$tmp/many-seq.out" "$tmp/many-par.out"; then
+        ok
+    else
+        bad "${mode:-statistics}: 1300 tensors' JSON differs between --threads 1 and 3"
+    fi
+done
+rm -rf "$many"
 # Without --threads, the tensors are shared among the CPUs it may run on.
 threads_by_default thrdef --quiet "$tmp/step.safetensors" "$tmp/halves"
 
